@@ -1,0 +1,39 @@
+#pragma once
+// Element types and exact IEEE conversions between fp32 and the 16-bit float formats.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kparity {
+
+enum class DType : std::uint8_t { f32, f16, bf16, i32, i64, boolean };
+
+inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16,
+                                       DType::i32, DType::i64, DType::boolean};
+
+std::size_t dtype_size(DType t) noexcept;
+bool is_floating(DType t) noexcept;
+bool is_integral(DType t) noexcept;  // i32, i64 (not bool)
+
+// "f32", "f16", "bf16", "i32", "i64", "bool": the spelling of fixtures, CLI flags and file names.
+std::string_view dtype_name(DType t) noexcept;
+// torch's repr: torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool.
+std::string_view torch_repr(DType t) noexcept;
+// safetensors' spelling: F32, F16, BF16, I32, I64, BOOL.
+std::string_view safetensors_name(DType t) noexcept;
+// Accepts every spelling above plus fp32/fp16/float32/float16/bfloat16/int32/int64.
+std::optional<DType> parse_dtype(std::string_view s) noexcept;
+std::optional<DType> parse_safetensors_dtype(std::string_view s) noexcept;
+
+// Round-to-nearest-even narrowing; NaN stays NaN (quiet, sign kept), overflow goes to ±Inf,
+// subnormal results are produced exactly. Widening is exact.
+std::uint16_t f32_to_bf16_bits(float x) noexcept;
+float bf16_bits_to_f32(std::uint16_t b) noexcept;
+std::uint16_t f32_to_f16_bits(float x) noexcept;
+float f16_bits_to_f32(std::uint16_t h) noexcept;
+
+// rt(x, T) of the specs: round an fp32 value through dtype T and widen it back.
+float round_through(float x, DType t) noexcept;
+
+}  // namespace kparity

@@ -1,0 +1,21 @@
+#pragma once
+// A portable generator: the same seed gives the same stream on every compiler and libc
+// (std:: distributions do not guarantee that).
+#include <cstdint>
+
+namespace kparity {
+
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) noexcept;
+  std::uint64_t next_u64() noexcept;                 // xoshiro256**
+  double uniform() noexcept;                         // [0, 1), 53 random bits
+  double uniform(double lo, double hi) noexcept;     // [lo, hi)
+  double normal() noexcept;                          // Box-Muller
+  std::int64_t integer(std::int64_t lo, std::int64_t hi_inclusive) noexcept;  // unbiased
+
+ private:
+  std::uint64_t s_[4];
+};
+
+}  // namespace kparity

@@ -1,0 +1,27 @@
+#pragma once
+// Scalar references of the KDA ops. Each validates its inputs first (check_* with
+// Entry::reference; `options` defaults to every kparity check, deep ones included, because the
+// reference reads the data anyway), then updates outputs/state/rings in place like upstream.
+#include "kparity/diagnostics/contracts/kda_packed_decode.hpp"
+#include "kparity/diagnostics/contracts/kda_recurrent.hpp"
+#include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
+#include "kparity/reference/precision.hpp"
+
+namespace kparity::reference::kda {
+
+using kparity::kda::PackedDecodeArgs;
+using kparity::kda::RecurrentArgs;
+using kparity::kda::ReplaySsmDecodeArgs;
+
+void recurrent(const RecurrentArgs& args, Precision p,
+               const ValidateOptions& options = ValidateOptions::strict(Entry::reference));
+void packed_decode(const PackedDecodeArgs& args, Precision p,
+                   const ValidateOptions& options = ValidateOptions::strict(Entry::reference));
+void replayssm_decode(const ReplaySsmDecodeArgs& args, Precision p,
+                      const ValidateOptions& options = ValidateOptions::strict(Entry::reference));
+
+// The caller's cursor protocol (kda.md B.2.8), used by tests and fuzzing, not by the op: after a
+// step, a row that flushed restarts at 0, any other non-padding row advances by one.
+void advance_cursors(const ReplaySsmDecodeArgs& args);
+
+}  // namespace kparity::reference::kda

@@ -1,0 +1,15 @@
+#pragma once
+#include <optional>
+#include <string_view>
+
+namespace kparity::reference {
+
+// oracle: inputs widened exactly, fp64 arithmetic, no intermediate rounding (the truth; results are
+// rounded once, when stored into the output's dtype). faithful: fp32 arithmetic with the upstream
+// rounding points (kda.md A.10, B.2.9; sparse_attention.md C.5).
+enum class Precision { oracle, faithful };
+
+std::string_view precision_name(Precision p) noexcept;
+std::optional<Precision> parse_precision(std::string_view s) noexcept;
+
+}  // namespace kparity::reference
