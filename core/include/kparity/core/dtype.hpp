@@ -36,4 +36,13 @@ float f16_bits_to_f32(std::uint16_t h) noexcept;
 // rt(x, T) of the specs: round an fp32 value through dtype T and widen it back.
 float round_through(float x, DType t) noexcept;
 
+// Narrowing from fp64 with a single rounding (no double rounding through fp32): what a host fill or
+// store of a double into a 16-bit float buffer must produce.
+std::uint16_t f64_to_bf16_bits(double x) noexcept;
+std::uint16_t f64_to_f16_bits(double x) noexcept;
+// The value `v` takes once stored in dtype `t`, widened back to fp64. Floats round to nearest even;
+// integers follow torch's cast (truncate toward zero), saturating at the type's range, NaN -> 0;
+// bool is v != 0 (NaN is true, as in Python).
+double round_to_dtype(double v, DType t) noexcept;
+
 }  // namespace kparity

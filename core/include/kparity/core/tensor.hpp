@@ -12,6 +12,12 @@ namespace kparity {
 class Tensor {
  public:
   Tensor() = default;
+  // Copies own a fresh buffer, so the view is re-pointed at it (a memberwise copy would alias).
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(Tensor&& other) noexcept;
+  ~Tensor() = default;
   // Contiguous, zero-initialised.
   Tensor(DType dtype, Shape shape);
   // Strided over a buffer of `storage_elems` elements starting at `storage_offset`; throws

@@ -48,10 +48,14 @@ struct TensorView {
   // Lowest and highest element offsets reachable (0, 0 for an empty tensor): the memory span.
   std::pair<std::int64_t, std::int64_t> offset_range() const noexcept;
 
-  // Host element access through fp64/int64; throws std::logic_error on a cuda view.
+  // Host element access through fp64/int64; throws std::logic_error on a cuda view and
+  // std::out_of_range for an index outside the shape. Stores round as round_to_dtype does; load_int
+  // of a float element truncates toward zero (torch's cast), NaN giving 0.
   double load(std::span<const std::int64_t> idx) const;
   void store(std::span<const std::int64_t> idx, double v) const;
   std::int64_t load_int(std::span<const std::int64_t> idx) const;
+  // Exact for i32/i64 (i32 saturates); other dtypes go through store(double).
+  void store_int(std::span<const std::int64_t> idx, std::int64_t v) const;
   double at(std::initializer_list<std::int64_t> idx) const { return load({idx.begin(), idx.size()}); }
   std::int64_t at_int(std::initializer_list<std::int64_t> idx) const { return load_int({idx.begin(), idx.size()}); }
   // Element by flat row-major logical index (not memory offset).
@@ -75,6 +79,25 @@ void for_each_index(std::span<const std::int64_t> shape, F&& f) {
     f(std::span<const std::int64_t>(idx));
     for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
       if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// Calls f(idx, offset) for every element of v in row-major order, where idx is the multi-index and
+// offset its element offset. Allocation-free, so it suits inner loops over strided views.
+template <class F>
+void for_each_element(const TensorView& v, F&& f) {
+  const std::int64_t n = v.numel();
+  if (n == 0) return;
+  std::array<std::int64_t, kMaxRank> idx{};
+  std::int64_t off = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    f(std::span<const std::int64_t>(idx.data(), static_cast<std::size_t>(v.rank)), off);
+    for (int d = v.rank - 1; d >= 0; --d) {
+      off += v.strides[d];
+      if (++idx[d] < v.sizes[d]) break;
+      off -= idx[d] * v.strides[d];
       idx[d] = 0;
     }
   }

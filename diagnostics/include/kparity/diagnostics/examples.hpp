@@ -2,12 +2,14 @@
 // Executable examples: a base fixture (catalog/fixtures/*.json) plus "set" overrides, turned into
 // host tensors and an ArgBag the op's contract can validate. No GPU needed: a "cuda:0" tensor is
 // host memory labelled with that device.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kparity/core/tensor.hpp"
+#include "kparity/diagnostics/catalog.hpp"
 #include "kparity/diagnostics/checker.hpp"
 
 namespace kparity {

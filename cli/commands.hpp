@@ -1,0 +1,39 @@
+#pragma once
+// The verbs of the kparity executable. Each returns the process exit status:
+// 0 success, 1 a comparison against expected.* tensors failed, 2 bad input (usage, unknown entry,
+// malformed file, contract violation), 3 an internal error.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kparity::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitMismatch = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInternal = 3;
+
+struct ExplainOptions {
+  std::vector<std::string> query;  // joined with spaces: a pasted message may arrive as several words
+  bool json = false;
+  bool sarif = false;
+  bool markdown = false;
+  bool list = false;
+  std::string op;
+  std::string tag;
+  std::string catalog;  // override catalog file or directory
+};
+
+struct RunOptions {
+  std::string dump;
+  std::string precision = "oracle";
+  std::string out_dtype;  // empty: keep the dump's dtypes
+  std::string backend = "reference";
+  std::string output;     // empty: <dump stem>.result.safetensors beside the dump
+  std::optional<double> atol, rtol;  // override the documented tolerance for every tensor
+};
+
+int explain(const ExplainOptions& o);
+int run(const RunOptions& o);
+
+}  // namespace kparity::cli

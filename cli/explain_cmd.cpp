@@ -1,0 +1,102 @@
+// `kparity explain`: look-ups and exports of the catalog (diagnostics guide §5).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "kparity/diagnostics/catalog.hpp"
+#include "kparity/diagnostics/explain.hpp"
+
+namespace kparity::cli {
+namespace {
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) {
+    if (!s.empty()) s += ' ';
+    s += w;
+  }
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+void print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (text.empty() || text.back() != '\n') std::fputc('\n', stdout);
+}
+
+int unknown(const Catalog& c, const std::string& query) {
+  std::fprintf(stderr, "error: no catalog entry matches '%s' (not an id, a slug, or a known message)\n", query.c_str());
+  auto near = c.suggest(query);
+  if (!near.empty()) {
+    std::string list;
+    for (const auto& s : near) list += fmt::format("{}{}", list.empty() ? "" : ", ", s);
+    std::fprintf(stderr, "help: did you mean %s?\n", list.c_str());
+  }
+  std::fprintf(stderr, "help: `kparity explain --list` shows every entry\n");
+  return kExitBadInput;
+}
+
+}  // namespace
+
+int explain(const ExplainOptions& o) {
+  if (int modes = o.json + o.sarif + o.markdown; modes > 1) {
+    std::fprintf(stderr, "error: choose one of --json, --sarif, --markdown\n");
+    return kExitBadInput;
+  }
+  std::shared_ptr<const Catalog> override_catalog;
+  if (!o.catalog.empty()) {
+    try {
+      override_catalog = std::make_shared<const Catalog>(Catalog::load(o.catalog));
+    } catch (const std::exception& e) {  // CatalogError, and filesystem errors for a missing path
+      std::fprintf(stderr, "error: cannot load catalog '%s': %s\n", o.catalog.c_str(), e.what());
+      return kExitBadInput;
+    }
+    use_catalog(override_catalog);
+  }
+  const Catalog& c = override_catalog ? *override_catalog : Catalog::embedded();
+  const std::string query = joined(o.query);
+
+  // One entry: the page, or its JSON / SARIF rule.
+  if (!query.empty() && !o.list && !o.markdown) {
+    const CatalogEntry* e = c.lookup(query);
+    if (!e) return unknown(c, query);
+    if (o.json) print(explain_json(*e).dump(2));
+    else if (o.sarif) print(sarif_log({e}).dump(2));
+    else print(explain_text(*e, c));
+    return kExitOk;
+  }
+
+  std::vector<const CatalogEntry*> selected = c.list(o.op, o.tag);
+  if (!query.empty()) {  // --list/--markdown with a query: an id or slug prefix
+    std::erase_if(selected, [&](const CatalogEntry* e) {
+      return !starts_with(e->id, query) && !starts_with(e->slug, query);
+    });
+    if (selected.empty()) return unknown(c, query);
+  }
+  if (o.json) {
+    auto all = nlohmann::json::array();
+    for (const auto* e : selected) all.push_back(explain_json(*e));
+    print(all.dump(2));
+  } else if (o.sarif) {
+    print(sarif_log(selected).dump(2));
+  } else if (o.markdown) {
+    print(markdown_index(selected, c));
+  } else if (o.list) {
+    print(list_text(selected));
+  } else {
+    std::fprintf(stderr,
+                 "usage: kparity explain <id | slug | \"pasted message\">\n"
+                 "       kparity explain --list [prefix] [--op OP] [--tag TAG]\n"
+                 "       kparity explain [--json | --sarif | --markdown] [query]\n");
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace kparity::cli

@@ -1,0 +1,64 @@
+#include "kparity/core/random.hpp"
+
+#include <cmath>
+#include <numbers>
+
+namespace kparity {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& x) noexcept {
+  std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+
+}  // namespace
+
+Rng::Rng(std::uint64_t seed) noexcept {
+  // splitmix64 never yields an all-zero state, which xoshiro could not leave.
+  for (auto& w : s_) w = splitmix64(seed);
+}
+
+std::uint64_t Rng::next_u64() noexcept {
+  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double Rng::uniform() noexcept { return static_cast<double>(next_u64() >> 11) * 0x1p-53; }
+
+double Rng::uniform(double lo, double hi) noexcept {
+  const double v = lo + (hi - lo) * uniform();
+  // lo + (hi-lo)*u can round up to hi; keep the interval half-open.
+  return (v < hi || !(lo < hi)) ? v : std::nextafter(hi, lo);
+}
+
+double Rng::normal() noexcept {
+  // 1 - u lies in (0, 1], so the log is finite. One draw pair per value keeps the stream stateless.
+  const double u1 = 1.0 - uniform();
+  const double u2 = uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+std::int64_t Rng::integer(std::int64_t lo, std::int64_t hi_inclusive) noexcept {
+  if (hi_inclusive <= lo) return lo;
+  const std::uint64_t span = static_cast<std::uint64_t>(hi_inclusive) - static_cast<std::uint64_t>(lo) + 1;
+  if (span == 0) return static_cast<std::int64_t>(next_u64());  // the full 64-bit range
+  // Rejecting the lowest 2^64 mod span draws leaves a multiple of span outcomes: no modulo bias.
+  const std::uint64_t threshold = (0 - span) % span;
+  std::uint64_t x = next_u64();
+  while (x < threshold) x = next_u64();
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + x % span);
+}
+
+}  // namespace kparity

@@ -1,0 +1,144 @@
+#include "kparity/core/tensor.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include "kparity/core/format.hpp"
+
+namespace kparity {
+
+namespace {
+
+std::byte* base_ptr(std::vector<std::byte>& storage, std::int64_t offset, DType t) {
+  if (storage.empty()) return nullptr;
+  return storage.data() + offset * static_cast<std::int64_t>(dtype_size(t));
+}
+
+}  // namespace
+
+Tensor::Tensor(DType dtype, Shape shape) : view_(nullptr, dtype, shape) {
+  storage_.assign(static_cast<std::size_t>(view_.numel()) * dtype_size(dtype), std::byte{0});
+  view_.data = base_ptr(storage_, 0, dtype);
+}
+
+Tensor::Tensor(const Tensor& other) : storage_(other.storage_), offset_(other.offset_), view_(other.view_) {
+  view_.data = base_ptr(storage_, offset_, view_.dtype);
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) {
+    storage_ = other.storage_;
+    offset_ = other.offset_;
+    view_ = other.view_;
+    view_.data = base_ptr(storage_, offset_, view_.dtype);
+  }
+  return *this;
+}
+
+Tensor::Tensor(Tensor&& other) noexcept
+    : storage_(std::move(other.storage_)), offset_(other.offset_), view_(other.view_) {
+  view_.data = base_ptr(storage_, offset_, view_.dtype);
+  other = Tensor();
+}
+
+Tensor& Tensor::operator=(Tensor&& other) noexcept {
+  if (this != &other) {
+    storage_ = std::move(other.storage_);
+    offset_ = other.offset_;
+    view_ = other.view_;
+    view_.data = base_ptr(storage_, offset_, view_.dtype);
+    other.storage_.clear();
+    other.offset_ = 0;
+    other.view_ = TensorView();
+  }
+  return *this;
+}
+
+Tensor Tensor::strided(DType dtype, Shape shape, Shape strides, std::int64_t storage_offset,
+                       std::int64_t storage_elems) {
+  Tensor t;
+  t.view_ = TensorView(nullptr, dtype, shape, strides);
+  const auto [lo, hi] = t.view_.offset_range();
+  const bool empty = t.view_.numel() == 0;
+  const std::int64_t needed = empty ? storage_offset : storage_offset + hi + 1;
+  const std::string what = "Tensor::strided: shape " + py_tuple(shape) + ", strides " + py_tuple(strides) +
+                           ", storage offset " + std::to_string(storage_offset);
+  if (storage_offset < 0) throw std::invalid_argument(what + ": negative storage offset");
+  if (!empty && storage_offset + lo < 0) throw std::invalid_argument(what + ": reaches before the buffer start");
+  if (storage_elems < 0) storage_elems = needed;
+  if (needed > storage_elems) {
+    throw std::invalid_argument(what + ": needs " + std::to_string(needed) + " elements but the buffer has " +
+                                std::to_string(storage_elems));
+  }
+  t.storage_.assign(static_cast<std::size_t>(storage_elems) * dtype_size(dtype), std::byte{0});
+  t.offset_ = storage_offset;
+  t.view_.data = base_ptr(t.storage_, storage_offset, dtype);
+  return t;
+}
+
+Tensor& Tensor::fill(double v) {
+  for_each_element(view_, [&](auto idx, std::int64_t) { view_.store(idx, v); });
+  return *this;
+}
+
+Tensor& Tensor::fill_uniform(std::uint64_t seed, double lo, double hi) {
+  Rng rng(seed);
+  for_each_element(view_, [&](auto idx, std::int64_t) { view_.store(idx, rng.uniform(lo, hi)); });
+  return *this;
+}
+
+Tensor& Tensor::fill_normal(std::uint64_t seed, double mean, double stddev) {
+  Rng rng(seed);
+  for_each_element(view_, [&](auto idx, std::int64_t) { view_.store(idx, mean + stddev * rng.normal()); });
+  return *this;
+}
+
+Tensor& Tensor::fill_int(std::uint64_t seed, std::int64_t lo, std::int64_t hi_inclusive) {
+  Rng rng(seed);
+  for_each_element(view_, [&](auto idx, std::int64_t) { view_.store_int(idx, rng.integer(lo, hi_inclusive)); });
+  return *this;
+}
+
+Tensor& Tensor::poison() {
+  // All-ones is a NaN in f32, f16 and bf16 alike; 0x7f.. is a large positive integer (and not a
+  // valid bool byte).
+  const std::byte b = is_floating(view_.dtype) ? std::byte{0xff} : std::byte{0x7f};
+  std::fill(storage_.begin(), storage_.end(), b);
+  return *this;
+}
+
+Tensor& Tensor::copy_from(const TensorView& src) {
+  copy_convert(src, view_);
+  return *this;
+}
+
+Tensor Tensor::clone_contiguous() const {
+  Tensor t(view_.dtype, view_.shape());
+  copy_convert(view_, t.view_);
+  return t;
+}
+
+void copy_convert(const TensorView& src, const TensorView& dst) {
+  if (src.shape() != dst.shape()) {
+    throw std::invalid_argument("copy_convert: source shape " + py_tuple(src.shape()) +
+                                " differs from destination shape " + py_tuple(dst.shape()));
+  }
+  if (!src.device.is_cpu() || !dst.device.is_cpu()) {
+    throw std::logic_error("copy_convert: host copy between " + src.device.str() + " and " + dst.device.str());
+  }
+  const std::int64_t esize = static_cast<std::int64_t>(src.element_size());
+  if (src.dtype == dst.dtype) {
+    // A byte copy keeps NaN payloads and the full i64 range.
+    for_each_element(src, [&](auto idx, std::int64_t off) {
+      std::memcpy(static_cast<std::byte*>(dst.data) + dst.offset_of(idx) * esize,
+                  static_cast<const std::byte*>(src.data) + off * esize, static_cast<std::size_t>(esize));
+    });
+  } else if (!is_floating(src.dtype) && !is_floating(dst.dtype)) {
+    for_each_element(src, [&](auto idx, std::int64_t) { dst.store_int(idx, src.load_int(idx)); });
+  } else {
+    for_each_element(src, [&](auto idx, std::int64_t) { dst.store(idx, src.load(idx)); });
+  }
+}
+
+}  // namespace kparity

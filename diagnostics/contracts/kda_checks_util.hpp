@@ -1,0 +1,92 @@
+#pragma once
+// Private helpers shared by the KDA contracts (not installed).
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kparity/core/format.hpp"
+#include "kparity/diagnostics/catalog_ids.hpp"
+#include "kparity/diagnostics/checker.hpp"
+#include "kparity/diagnostics/contracts/kda_common.hpp"
+
+namespace kparity::kda::detail {
+
+inline std::string str(std::int64_t v) { return std::to_string(v); }
+inline std::string tup(const TensorView& t) { return py_tuple(t.shape()); }
+
+// C.0 item 7: `&` binds looser than `==` in C++, so the Python one-liner needs explicit parentheses.
+constexpr bool is_power_of_two(std::int64_t x) noexcept { return x > 0 && ((x & (x - 1)) == 0); }
+
+// Deep checks read index and value data; the caller guarantees the memory is host-readable (the
+// launchers pass host mirrors, the examples label host memory "cuda:0"), so read through a host label.
+inline TensorView readable(const TensorView& t) { return t.with_device(Device::cpu()); }
+
+inline bool is_float_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+inline std::string index_str(std::span<const std::int64_t> idx) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
+  return s + "]";
+}
+
+// First non-finite element in row-major order, as its multi-index.
+inline std::optional<std::vector<std::int64_t>> first_non_finite(const TensorView& t) {
+  if (!is_floating(t.dtype) || t.data == nullptr) return std::nullopt;
+  TensorView h = readable(t);
+  std::optional<std::vector<std::int64_t>> hit;
+  Shape shape = h.shape();
+  for_each_index(shape, [&](std::span<const std::int64_t> idx) {
+    if (!hit && !std::isfinite(h.load(idx))) hit.emplace(idx.begin(), idx.end());
+  });
+  return hit;
+}
+
+// Byte interval [lo, hi) a view can touch; empty views touch nothing.
+inline bool bytes_of(const TensorView& t, std::uintptr_t& lo, std::uintptr_t& hi) {
+  if (t.data == nullptr || t.numel() == 0) return false;
+  auto [a, b] = t.offset_range();
+  auto base = reinterpret_cast<std::uintptr_t>(t.data);
+  auto es = static_cast<std::intptr_t>(t.element_size());
+  lo = base + static_cast<std::uintptr_t>(a * es);
+  hi = base + static_cast<std::uintptr_t>((b + 1) * es);
+  return true;
+}
+
+inline bool overlaps(const TensorView& x, const TensorView& y) {
+  if (!(x.device == y.device)) return false;
+  std::uintptr_t xl, xh, yl, yh;
+  if (!bytes_of(x, xl, xh) || !bytes_of(y, yl, yh)) return false;
+  return xl < yh && yl < xh;
+}
+
+// The C.2 walk (validate_packed_decode_inputs), shared by both decode ops. ReplaySSM passes its
+// flattened `a` / `dt_bias`, or nullptr when C.1 #1-#3 left no valid flattened view (validate mode).
+struct DecodeInputs {
+  const TensorView& mixed_qkv;
+  const TensorView* a;
+  const TensorView& b;
+  const TensorView& A_log;
+  const TensorView* dt_bias;
+  const TensorView& initial_state;
+  const TensorView& out;
+  const TensorView& ssm_state_indices;
+};
+
+// What the walk established; unset where a precondition failed (validate mode skips dependants).
+struct DecodeFacts {
+  std::optional<std::int64_t> B, H, HV, K, V;
+  bool stop = false;  // first-error mode hit an error: the contract returns now
+};
+
+DecodeFacts packed_decode_walk(const DecodeInputs& in, Checker& c);
+
+// kparity-only checks (spec C.3) that apply to both decode ops; entries owned by kda/packed_decode.
+// Returns true when the contract must stop.
+bool decode_shape_extras(const DecodeInputs& in, const DecodeFacts& f, double scale,
+                         std::optional<double> lower_bound, Checker& c);
+bool decode_deep_extras(const DecodeInputs& in, const DecodeFacts& f, Checker& c);
+
+}  // namespace kparity::kda::detail

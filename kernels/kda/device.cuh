@@ -1,0 +1,127 @@
+#pragma once
+// Device helpers shared by the KDA kernels: dtype conversion with the spec's rt(), 16-byte
+// vector loads/stores of state rows, run-time-dtype loads of the small inputs, reductions.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "kda/params.hpp"
+
+namespace kparity::kernels::kda::dev {
+
+template <class T> __device__ __forceinline__ float to_f(T x);
+template <> __device__ __forceinline__ float to_f<float>(float x) { return x; }
+template <> __device__ __forceinline__ float to_f<__half>(__half x) { return __half2float(x); }
+template <> __device__ __forceinline__ float to_f<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+// Round-to-nearest-even narrowing, as the reference's round_through.
+template <class T> __device__ __forceinline__ T from_f(float x);
+template <> __device__ __forceinline__ float from_f<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half from_f<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+// rt(x, T) of kda.md section 0.
+template <class T> __device__ __forceinline__ float rt(float x) { return to_f<T>(from_f<T>(x)); }
+
+__device__ __forceinline__ float rt_code(float x, int dt) {
+  if (dt == kBF16) return rt<__nv_bfloat16>(x);
+  if (dt == kF16) return rt<__half>(x);
+  return x;
+}
+
+__device__ __forceinline__ float ld_any(const void* p, int dt, std::int64_t i) {
+  switch (dt) {
+    case kF16: return __half2float(static_cast<const __half*>(p)[i]);
+    case kBF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+__device__ __forceinline__ void st_any(void* p, int dt, std::int64_t i, float v) {
+  switch (dt) {
+    case kF16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
+    case kBF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
+    default: static_cast<float*>(p)[i] = v;
+  }
+}
+__device__ __forceinline__ std::int64_t ld_index(const void* p, int dt, std::int64_t i) {
+  return dt == kI64 ? static_cast<const std::int64_t*>(p)[i] : std::int64_t(static_cast<const std::int32_t*>(p)[i]);
+}
+
+// Elements of T per 16-byte vector.
+template <class T> inline constexpr int kVec = 16 / sizeof(T);
+
+// Loads kVec<T> consecutive elements as fp32. `vec` selects the 16-byte path (the caller proved
+// alignment); the scalar path serves strided states whose rows are not 16-byte aligned. The
+// state is streamed once per call, so it is read with the evict-first hint.
+template <class T>
+__device__ __forceinline__ void load_row_chunk(const T* p, bool vec, float (&o)[kVec<T>]) {
+  if (vec) {
+    uint4 raw = __ldcs(reinterpret_cast<const uint4*>(p));
+    const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < kVec<T>; ++i) o[i] = to_f<T>(e[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kVec<T>; ++i) o[i] = to_f<T>(p[i]);
+  }
+}
+template <class T>
+__device__ __forceinline__ void store_row_chunk(T* p, bool vec, const float (&v)[kVec<T>]) {
+  if (vec) {
+    uint4 raw;
+    T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < kVec<T>; ++i) e[i] = from_f<T>(v[i]);
+    __stcs(reinterpret_cast<uint4*>(p), raw);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kVec<T>; ++i) p[i] = from_f<T>(v[i]);
+  }
+}
+
+// Sum over groups of `width` consecutive lanes (a power of two); every lane gets its group's sum.
+template <int width>
+__device__ __forceinline__ float group_sum(float x) {
+#pragma unroll
+  for (int o = width / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
+// Block-wide sums of two values; `scratch` holds 2 * warps floats. Ends with a barrier.
+template <int kThreads>
+__device__ __forceinline__ float2 block_sum2(float x, float y, float* scratch) {
+  constexpr int kWarps = kThreads / 32;
+  x = group_sum<32>(x);
+  y = group_sum<32>(y);
+  const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+  if (l == 0) { scratch[w] = x; scratch[kWarps + w] = y; }
+  __syncthreads();
+  float2 r{0.f, 0.f};
+#pragma unroll
+  for (int i = 0; i < kWarps; ++i) { r.x += scratch[i]; r.y += scratch[kWarps + i]; }
+  __syncthreads();
+  return r;
+}
+
+// kda.md A.3: literal log(1 + exp(x)) with threshold 20, not log1p.
+__device__ __forceinline__ float softplus(float x) { return x > 20.f ? x : logf(1.f + expf(x)); }
+__device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
+__device__ __forceinline__ float gate(float x, float A_log, int has_lb, float lb) {
+  const float A = expf(A_log);
+  return has_lb ? lb * sigmoid(A * x) : -A * softplus(x);
+}
+
+// The lane's share of a K-long row: lanes_per_row lanes each hold kEpl consecutive-in-vector
+// channels, vectors of a lane kVec apart times lanes_per_row (so a warp's loads are coalesced).
+template <class S, int K>
+struct RowLayout {
+  static constexpr int kV = kVec<S>;
+  static constexpr int kLanes = (K / kV) < 32 ? (K / kV) : 32;  // lanes per row
+  static constexpr int kChunks = K / (kV * kLanes);             // vectors per lane
+  static constexpr int kEpl = kChunks * kV;                     // channels per lane
+  static constexpr int kRowsPerWarp = 32 / kLanes;
+  __device__ static int channel(int lane_in_row, int chunk, int e) { return (chunk * kLanes + lane_in_row) * kV + e; }
+};
+
+}  // namespace kparity::kernels::kda::dev

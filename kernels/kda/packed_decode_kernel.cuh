@@ -1,0 +1,141 @@
+#pragma once
+// Packed KDA decode (kda.md B.1): one recurrent step (A.7) per row, state read and written every
+// step. One CTA per (row, value head, V tile); rows streamed with 16-byte loads. Mirrors the math
+// of sglang's python/sglang/kernels/ops/attention/helion/kda_decode.py (U2).
+#include "kda/device.cuh"
+
+namespace kparity::kernels::kda {
+
+inline constexpr int kPackedThreads = 128;
+inline constexpr int kPackedRowsUnroll = 4;
+
+inline std::int64_t packed_smem_floats(std::int64_t K, std::int64_t VT) {
+  return 4 * K + VT + 2 * (kPackedThreads / 32);
+}
+
+template <class S, class O, int K>
+__global__ void __launch_bounds__(kPackedThreads)
+packed_decode_kernel(const PackedParams p) {
+  using namespace dev;
+  using Lay = RowLayout<S, K>;
+  constexpr int kT = kPackedThreads, kWarps = kT / 32, kU = kPackedRowsUnroll;
+  const DecodeInputs& in = p.in;
+  extern __shared__ float smem[];
+  const std::int64_t VT = in.vtile;
+  float* s_q = smem;       // q_s
+  float* s_kh = s_q + K;   // k_hat
+  float* s_al = s_kh + K;  // alpha
+  float* s_g = s_al + K;   // spare
+  float* s_o = s_g + K;    // [VT]
+  float* s_red = s_o + VT;
+
+  const int tid = threadIdx.x;
+  const std::int64_t bid = blockIdx.x;
+  const std::int64_t vt = bid % in.n_vtiles, bh = bid / in.n_vtiles;
+  const std::int64_t hv = bh % in.HV, b = bh / in.HV, h = hv / in.G, v0 = vt * VT;
+  O* out = static_cast<O*>(in.out) + b * in.out_s0 + hv * in.out_s2;
+  const std::int64_t s = ld_index(in.idx, in.idx_dt, b * in.idx_s0);
+  if (s < 0) {  // B.1 item 1
+    for (std::int64_t j = tid; j < VT; j += kT) out[(v0 + j) * in.out_s3] = from_f<O>(0.f);
+    return;
+  }
+  const char* qkv = static_cast<const char*>(in.qkv);
+  const std::int64_t qrow = b * in.qkv_s0;
+  float ssq = 0.f, ssk = 0.f;
+  for (int k = tid; k < K; k += kT) {
+    const float q = ld_any(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
+    const float kk = ld_any(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
+    const float x = ld_any(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk) +
+                    ld_any(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
+    s_q[k] = q;
+    s_kh[k] = kk;
+    s_al[k] = expf(gate(x, ld_any(in.A_log, in.A_dt, hv * in.A_s0), in.has_lower_bound, in.lower_bound));
+    ssq += q * q;
+    ssk += kk * kk;
+  }
+  if (in.l2norm) {  // A.5 table: divide by sqrt(n), or multiply by 1/sqrt(n) for a bf16 state
+    const float2 n = block_sum2<kT>(ssq, ssk, s_red);
+    const float nq = sqrtf(n.x + 1e-6f), nk = sqrtf(n.y + 1e-6f);
+    const float rq = 1.f / nq, rk = 1.f / nk;
+    for (int k = tid; k < K; k += kT) {
+      s_q[k] = p.norm_multiply ? s_q[k] * rq : s_q[k] / nq;
+      s_kh[k] = p.norm_multiply ? s_kh[k] * rk : s_kh[k] / nk;
+    }
+  }
+  for (int k = tid; k < K; k += kT) s_q[k] = s_q[k] * in.scale;  // A.6
+  __syncthreads();
+  const float beta = sigmoid(ld_any(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1));  // B.1 item 3: fp32
+
+  const int warp = tid / 32, lane = tid % 32;
+  const int rig = lane / Lay::kLanes, lir = lane % Lay::kLanes;
+  float fq[Lay::kEpl], fk[Lay::kEpl], fa[Lay::kEpl];
+#pragma unroll
+  for (int ch = 0; ch < Lay::kChunks; ++ch)
+#pragma unroll
+    for (int e = 0; e < Lay::kV; ++e) {
+      const int k = Lay::channel(lir, ch, e);
+      fq[ch * Lay::kV + e] = s_q[k];
+      fk[ch * Lay::kV + e] = s_kh[k];
+      fa[ch * Lay::kV + e] = s_al[k];
+    }
+  S* st = static_cast<S*>(in.state) + s * in.st_s0 + hv * in.st_s1;
+  const bool vec = (reinterpret_cast<std::uintptr_t>(st + v0 * in.st_s2) % 16 == 0) &&
+                   ((in.st_s2 * sizeof(S)) % 16 == 0);
+  const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
+  constexpr int kRowsPerPass = kWarps * Lay::kRowsPerWarp * kU;
+
+  for (std::int64_t rb = 0; rb < VT; rb += kRowsPerPass) {
+    float acc[kU][Lay::kEpl];
+    std::int64_t j[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      j[u] = rb + (u * kWarps + warp) * Lay::kRowsPerWarp + rig;
+      if (j[u] < VT) {
+#pragma unroll
+        for (int ch = 0; ch < Lay::kChunks; ++ch) {
+          float t[Lay::kV];
+          load_row_chunk<S>(st + (v0 + j[u]) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
+#pragma unroll
+          for (int e = 0; e < Lay::kV; ++e) acc[u][ch * Lay::kV + e] = t[e];
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < Lay::kEpl; ++e) acc[u][e] = 0.f;
+      }
+    }
+    float vj[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) vj[u] = j[u] < VT ? ld_any(qkv, in.qkv_dt, v_base + j[u] * in.qkv_s1) : 0.f;
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      float pk = 0.f;
+#pragma unroll
+      for (int e = 0; e < Lay::kEpl; ++e) {
+        acc[u][e] = __fmul_rn(acc[u][e], fa[e]);  // A.7 step 1: decay
+        pk = fmaf(acc[u][e], fk[e], pk);           // step 2: predict from the decayed state
+      }
+      pk = group_sum<Lay::kLanes>(pk);
+      const float d = beta * (vj[u] - pk);  // step 3
+      float pq = 0.f;
+#pragma unroll
+      for (int e = 0; e < Lay::kEpl; ++e) {
+        acc[u][e] = __fadd_rn(acc[u][e], __fmul_rn(d, fk[e]));  // step 4: rank-1 update
+        pq = fmaf(acc[u][e], fq[e], pq);                         // step 5: readout
+      }
+      pq = group_sum<Lay::kLanes>(pq);
+      if (j[u] >= VT) continue;
+      if (lir == 0) s_o[j[u]] = pq;
+#pragma unroll
+      for (int ch = 0; ch < Lay::kChunks; ++ch) {
+        float t[Lay::kV];
+#pragma unroll
+        for (int e = 0; e < Lay::kV; ++e) t[e] = acc[u][ch * Lay::kV + e];
+        store_row_chunk<S>(st + (v0 + j[u]) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
+      }
+    }
+  }
+  __syncthreads();
+  for (std::int64_t jj = tid; jj < VT; jj += kT) out[(v0 + jj) * in.out_s3] = from_f<O>(s_o[jj]);
+}
+
+}  // namespace kparity::kernels::kda

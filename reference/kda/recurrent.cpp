@@ -1,0 +1,91 @@
+// kda/recurrent (spec kda.md A.1-A.7); mirrors fla/ops/kda/naive.py's recurrent form, in the
+// sglang [N, HV, V, K] state orientation (A.2). The state stays in R between tokens: it is only
+// rounded when stored into final_state.
+#include "kda_detail.hpp"
+#include "kparity/reference/kda.hpp"
+
+namespace kparity::reference::kda {
+namespace {
+
+using namespace detail;
+
+struct Dims {
+  std::int64_t T, H, HV, K, V, G;
+};
+
+template <class R>
+Token<R> load_token(const RecurrentArgs& x, const Dims& d, std::int64_t t, std::int64_t hv) {
+  const std::int64_t h = hv / d.G;  // A.1
+  Token<R> tok;
+  tok.q_s.resize(d.K);
+  tok.k_hat.resize(d.K);
+  tok.alpha.resize(d.K);
+  tok.v.resize(d.V);
+  for (std::int64_t c = 0; c < d.K; ++c) {
+    tok.q_s[c] = static_cast<R>(ld(x.q, {t, h, c}));
+    tok.k_hat[c] = static_cast<R>(ld(x.k, {t, h, c}));
+  }
+  for (std::int64_t j = 0; j < d.V; ++j) tok.v[j] = static_cast<R>(ld(x.v, {t, hv, j}));
+  if (x.use_qk_l2norm_in_kernel) {  // A.5 table: FLA divides by sqrt(n)
+    l2_normalise(tok.q_s, NormForm::divide);
+    l2_normalise(tok.k_hat, NormForm::divide);
+  }
+  // A.6; FLA's default scale is K^-0.5 (fla/ops/kda/naive.py).
+  const R scale = host_scalar<R>(x.scale ? *x.scale : 1.0 / std::sqrt(static_cast<double>(d.K)));
+  for (R& e : tok.q_s) e = e * scale;
+  for (std::int64_t c = 0; c < d.K; ++c) {
+    R g;
+    if (x.g) {
+      g = static_cast<R>(ld(*x.g, {t, hv, c}));
+    } else {
+      const R xc = static_cast<R>(per_head_k(*x.a, t, hv, c, d.K)) + static_cast<R>(bias_at(*x.dt_bias, hv, c, d.K));
+      g = gate(xc, static_cast<R>(ld(*x.A_log, {hv})), x.lower_bound);
+    }
+    tok.alpha[c] = std::exp(g);
+  }
+  const R bv = static_cast<R>(ld(x.beta, {t, hv}));
+  tok.beta = x.beta_is_logits ? sigmoid(bv) : bv;  // A.4 item 1
+  return tok;
+}
+
+template <class R>
+void run(const RecurrentArgs& x) {
+  Dims d{};
+  d.T = x.q.size(0);
+  d.H = x.q.size(1);
+  d.K = x.q.size(2);
+  d.HV = x.v.size(1);
+  d.V = x.v.size(2);
+  d.G = d.HV / d.H;
+  std::vector<std::int64_t> cu{0, d.T};  // no cu_seqlens: one sequence of T tokens
+  if (x.cu_seqlens) {
+    cu.resize(x.cu_seqlens->size(0));
+    for (std::size_t n = 0; n < cu.size(); ++n) cu[n] = ld_int(*x.cu_seqlens, {static_cast<std::int64_t>(n)});
+  }
+  const std::int64_t N = static_cast<std::int64_t>(cu.size()) - 1;
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t hv = 0; hv < d.HV; ++hv) {
+      std::vector<R> S(d.V * d.K, R(0));  // absent initial state: zeros
+      if (x.initial_state)
+        for (std::int64_t j = 0; j < d.V; ++j)
+          for (std::int64_t c = 0; c < d.K; ++c) S[j * d.K + c] = static_cast<R>(ld(*x.initial_state, {n, hv, j, c}));
+      for (std::int64_t t = cu[n]; t < cu[n + 1]; ++t) {  // an empty sequence passes S through
+        const std::vector<R> o = recurrent_step(S, load_token<R>(x, d, t, hv));
+        for (std::int64_t j = 0; j < d.V; ++j) st(x.out, {t, hv, j}, o[j]);
+      }
+      if (x.final_state)
+        for (std::int64_t j = 0; j < d.V; ++j)
+          for (std::int64_t c = 0; c < d.K; ++c) st(*x.final_state, {n, hv, j, c}, S[j * d.K + c]);
+    }
+  }
+}
+
+}  // namespace
+
+void recurrent(const RecurrentArgs& args, Precision p, const ValidateOptions& options) {
+  kparity::kda::check_recurrent(args, options);
+  if (p == Precision::oracle) run<double>(args);
+  else run<float>(args);
+}
+
+}  // namespace kparity::reference::kda

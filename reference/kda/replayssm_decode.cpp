@@ -1,0 +1,170 @@
+// kda/replayssm_decode (spec kda.md B.2, pseudocode B.2.13); mirrors sglang
+// helion/kda_replayssm.py. Rings and state are addressed through their strides only.
+#include "kda_detail.hpp"
+#include "kparity/reference/kda.hpp"
+
+namespace kparity::reference::kda {
+namespace {
+
+using namespace detail;
+using kparity::kda::BetaRounding;
+
+struct Dims {
+  std::int64_t B, H, HV, K, V, G, L;
+};
+
+Dims dims_of(const ReplaySsmDecodeArgs& x) {
+  Dims d{};
+  d.B = x.mixed_qkv.size(0);
+  d.HV = x.initial_state.size(1);
+  d.V = x.initial_state.size(2);
+  d.K = x.initial_state.size(3);
+  d.H = (x.mixed_qkv.size(1) - d.HV * d.V) / 2 / d.K;  // B.0 item 2
+  d.G = d.HV / d.H;
+  d.L = x.d_cache.size(2);  // B.2.2: the d ring defines L
+  return d;
+}
+
+template <class R>
+struct Head {
+  std::vector<R> q_s, k_hat, g, alpha, v;
+  R beta = 0, kq = 0;
+};
+
+template <class R>
+Head<R> load_head(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t b, std::int64_t hv) {
+  const std::int64_t h = hv / d.G;
+  Head<R> t;
+  t.q_s.resize(d.K);
+  t.k_hat.resize(d.K);
+  t.g.resize(d.K);
+  t.alpha.resize(d.K);
+  t.v.resize(d.V);
+  for (std::int64_t c = 0; c < d.K; ++c) {
+    t.q_s[c] = static_cast<R>(ld(x.mixed_qkv, {b, h * d.K + c}));
+    t.k_hat[c] = static_cast<R>(ld(x.mixed_qkv, {b, d.H * d.K + h * d.K + c}));
+  }
+  for (std::int64_t j = 0; j < d.V; ++j) t.v[j] = static_cast<R>(ld(x.mixed_qkv, {b, 2 * d.H * d.K + hv * d.V + j}));
+  if (x.use_qk_l2norm_in_kernel) {  // B.2.9: r = 1/sqrt(n) once, then x * r
+    l2_normalise(t.q_s, NormForm::multiply);
+    l2_normalise(t.k_hat, NormForm::multiply);
+  }
+  const R scale = host_scalar<R>(x.scale);
+  for (R& e : t.q_s) e = e * scale;
+  for (std::int64_t c = 0; c < d.K; ++c) t.kq += t.k_hat[c] * t.q_s[c];  // B.2.5: undecayed k, q
+  const R A_log = static_cast<R>(ld(x.A_log, {hv}));
+  for (std::int64_t c = 0; c < d.K; ++c) {
+    const R xc = static_cast<R>(per_head_k(x.a, b, hv, c, d.K)) + static_cast<R>(bias_at(x.dt_bias, hv, c, d.K));
+    t.g[c] = gate(xc, A_log, x.lower_bound);
+    t.alpha[c] = std::exp(t.g[c]);
+  }
+  t.beta = sigmoid(static_cast<R>(ld(x.b, {b, hv})));
+  // A.4 item 3/6: a faithful-mode rounding point; the oracle has none (A.10).
+  if (x.beta_rounding == BetaRounding::through_b_dtype) t.beta = rt(t.beta, x.b.dtype);
+  return t;
+}
+
+// B.2.4: S_prev = S0 diag(exp(Gtot)) + sum_{i<m} d_i (k_i * W_i)^T, W_i = exp(sum_{i'>i} g_i').
+template <class R>
+std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t s, std::int64_t hv,
+                           std::int64_t m) {
+  const std::int64_t h = hv / d.G;
+  const DType io = x.out.dtype;
+  std::vector<R> Dtot(d.K), W(m * d.K);
+  for (std::int64_t c = 0; c < d.K; ++c) {
+    if constexpr (kFaithful<R>) {  // B.2.4 item 4: fp32 inclusive cumsum, then Gtot - P_i
+      std::vector<R> P(m);
+      R run = 0;
+      for (std::int64_t i = 0; i < m; ++i) P[i] = run = run + static_cast<R>(ld(x.g_cache, {s, hv, i, c}));
+      const R Gtot = m > 0 ? P[m - 1] : R(0);
+      for (std::int64_t i = 0; i < m; ++i) W[i * d.K + c] = std::exp(Gtot - P[i]);
+      Dtot[c] = std::exp(Gtot);
+    } else {  // oracle: the exclusive suffix summed directly in fp64
+      R suffix = 0;
+      for (std::int64_t i = m - 1; i >= 0; --i) {
+        W[i * d.K + c] = std::exp(suffix);
+        suffix += static_cast<R>(ld(x.g_cache, {s, hv, i, c}));
+      }
+      Dtot[c] = std::exp(suffix);
+    }
+  }
+  // B.2.4 precision item 1: both ring operands rounded to the out dtype, fp32 accumulation.
+  std::vector<R> dr(m * d.V), kw(m * d.K);
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < d.V; ++j) dr[i * d.V + j] = rt(static_cast<R>(ld(x.d_cache, {s, hv, i, j})), io);
+    for (std::int64_t c = 0; c < d.K; ++c)
+      kw[i * d.K + c] = rt(static_cast<R>(ld(x.k_cache, {s, h, i, c})) * W[i * d.K + c], io);
+  }
+  std::vector<R> Sp(d.V * d.K);
+  for (std::int64_t j = 0; j < d.V; ++j)
+    for (std::int64_t c = 0; c < d.K; ++c) {
+      R ring = 0;
+      for (std::int64_t i = 0; i < m; ++i) ring += dr[i * d.V + j] * kw[i * d.K + c];
+      Sp[j * d.K + c] = static_cast<R>(ld(x.initial_state, {s, hv, j, c})) * Dtot[c] + ring;
+    }
+  return Sp;
+}
+
+template <class R>
+void run(const ReplaySsmDecodeArgs& x) {
+  const Dims d = dims_of(x);
+  for (std::int64_t b = 0; b < d.B; ++b) {
+    const std::int64_t s = ld_int(x.ssm_state_indices, {b});
+    if (s < 0) {  // B.2.3 item 1: cursors, state and rings are not even read
+      for (std::int64_t hv = 0; hv < d.HV; ++hv)
+        for (std::int64_t j = 0; j < d.V; ++j) st(x.out, {b, 0, hv, j}, 0.0);
+      continue;
+    }
+    const std::int64_t c = ld_int(x.write_pos, {b});
+    const bool flush = c == d.L - 1 || (x.force_flush && ld_int(*x.force_flush, {b}) != 0);  // B.2.3 item 2
+    for (std::int64_t hv = 0; hv < d.HV; ++hv) {
+      const Head<R> t = load_head<R>(x, d, b, hv);
+      // Positions >= c are never read (B.2.3 item 3): garbage there cannot leak in.
+      const std::vector<R> Sp = reconstruct<R>(x, d, s, hv, c);
+      std::vector<R> dl(d.V);
+      for (std::int64_t j = 0; j < d.V; ++j) {  // B.2.5
+        R sq = 0, sk = 0;
+        for (std::int64_t k = 0; k < d.K; ++k) {
+          sq += Sp[j * d.K + k] * (t.q_s[k] * t.alpha[k]);
+          sk += Sp[j * d.K + k] * (t.k_hat[k] * t.alpha[k]);
+        }
+        dl[j] = t.beta * (t.v[j] - sk);
+        st(x.out, {b, 0, hv, j}, sq + dl[j] * t.kq);
+      }
+      if (flush) {  // B.2.7: checkpoint only, no ring write
+        for (std::int64_t j = 0; j < d.V; ++j)
+          for (std::int64_t k = 0; k < d.K; ++k) {
+            const R prod = Sp[j * d.K + k] * t.alpha[k];
+            st(x.initial_state, {s, hv, j, k}, prod + dl[j] * t.k_hat[k]);
+          }
+      } else {  // B.2.6: append at c; k only from the first value head of the group
+        for (std::int64_t j = 0; j < d.V; ++j) st(x.d_cache, {s, hv, c, j}, dl[j]);
+        for (std::int64_t k = 0; k < d.K; ++k) st(x.g_cache, {s, hv, c, k}, t.g[k]);
+        if (hv % d.G == 0)
+          for (std::int64_t k = 0; k < d.K; ++k) st(x.k_cache, {s, hv / d.G, c, k}, t.k_hat[k]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void replayssm_decode(const ReplaySsmDecodeArgs& args, Precision p, const ValidateOptions& options) {
+  kparity::kda::check_replayssm_decode(args, options);
+  if (p == Precision::oracle) run<double>(args);
+  else run<float>(args);
+}
+
+// B.2.8 items 2-3. Padding rows keep their cursor: the op never looked at it.
+void advance_cursors(const ReplaySsmDecodeArgs& args) {
+  const std::int64_t B = args.write_pos.size(0), L = args.d_cache.size(2);
+  for (std::int64_t b = 0; b < B; ++b) {
+    if (args.ssm_state_indices.at_int({b}) < 0) continue;
+    const std::int64_t c = args.write_pos.at_int({b});
+    const bool flush = c == L - 1 || (args.force_flush && args.force_flush->at_int({b}) != 0);
+    const std::int64_t next = flush ? 0 : c + 1;
+    args.write_pos.store_int(std::span<const std::int64_t>(&b, 1), next);
+  }
+}
+
+}  // namespace kparity::reference::kda

@@ -1,0 +1,119 @@
+// Softmax over the selected keys plus a zero-value sink logit (spec sparse_attention.md C.1, C.3,
+// C.5, C.6). Mirrors the finalisation of sglang's unified_kv_kernels/paged_prefill.py.
+#include "sink_attention.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kparity/core/dtype.hpp"
+
+namespace kparity::reference::sparse::detail {
+namespace {
+
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+// F = double: oracle (no intermediate rounding). F = float: faithful (fp32 arithmetic; weights
+// rounded to the storage dtype for P.V only, C.4 item 4).
+template <class F>
+void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
+  const bool faithful = std::is_same_v<F, float>;
+  const bool two = faithful && a.base == ExpBase::two;
+  const std::int64_t H = a.q.size(1), D = a.q.size(2), n = keys.size();
+  const DType storage = a.q.dtype;
+  // The kernel receives the scale as an fp32 constant; decode folds log2(e) in on the host first.
+  const F scale = static_cast<F>(two ? a.softmax_scale * kLog2e : a.softmax_scale);
+  const F shift = static_cast<F>(two ? a.shift * kLog2e : a.shift);
+  const F inf = std::numeric_limits<F>::infinity();
+  const F nan = std::numeric_limits<F>::quiet_NaN();
+
+  std::vector<F> qrow(D), s(n), num(D);
+  std::vector<double> result(D);
+  for (std::int64_t h = 0; h < H; ++h) {
+    for (std::int64_t d = 0; d < D; ++d) qrow[d] = static_cast<F>(a.q.load(std::array{t, h, d}));
+    // The sink is widened to fp32 whatever its dtype (B.1), then shifted like an extend row.
+    const float sink32 = static_cast<float>(a.attn_sink.load(std::array{h}));
+    const F sig = two ? static_cast<F>(sink32) * static_cast<F>(kLog2e) + shift : static_cast<F>(sink32) + shift;
+
+    bool any_nan = std::isnan(sig);
+    F M = static_cast<F>(-FLT_MAX);  // the kernel's finite seed: an empty set must not give -inf - -inf
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double* row = keys.rows.data() + j * D;
+      F dot = 0;
+      for (std::int64_t d = 0; d < D; ++d) dot += qrow[d] * static_cast<F>(row[d]);
+      s[j] = dot * scale + (keys.shifted[j] ? shift : F(0));
+      if (std::isnan(s[j])) any_nan = true; else if (s[j] > M) M = s[j];
+    }
+    if (!std::isnan(sig) && sig > M) M = sig;
+
+    F lse;
+    if (sig == inf) {
+      // Z = ... + exp(inf - inf) is NaN, so the kernel's Z > 0 test fails: zeros, lse -inf (C.3).
+      std::fill(result.begin(), result.end(), 0.0);
+      lse = -inf;
+    } else if (any_nan) {
+      // C.3: NaN in q, a selected row or the sink propagates; the reference makes that explicit
+      // because the kernel's Z > 0 branch would otherwise hide it.
+      std::fill(result.begin(), result.end(), static_cast<double>(nan));
+      lse = nan;
+    } else {
+      std::fill(num.begin(), num.end(), F(0));
+      F Z = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const F w = two ? std::exp2(s[j] - M) : std::exp(s[j] - M);
+        Z += w;
+        const F wv = faithful ? static_cast<F>(round_through(static_cast<float>(w), storage)) : w;
+        const double* row = keys.rows.data() + j * D;
+        for (std::int64_t d = 0; d < D; ++d) num[d] += wv * static_cast<F>(row[d]);
+      }
+      Z += two ? std::exp2(sig - M) : std::exp(sig - M);  // folded in once, at the end (C.4 item 5)
+      if (Z > 0) {
+        const F denom = std::max(Z, static_cast<F>(1e-30));
+        for (std::int64_t d = 0; d < D; ++d) result[d] = static_cast<double>(num[d] / denom);
+        lse = two ? (M + std::log2(Z)) * static_cast<F>(kLn2) : M + std::log(Z);
+      } else if (std::isnan(Z)) {  // an infinite logit: inf - inf
+        std::fill(result.begin(), result.end(), static_cast<double>(nan));
+        lse = nan;
+      } else {
+        std::fill(result.begin(), result.end(), 0.0);
+        lse = -inf;
+      }
+    }
+    // store() rounds fp64 to the output dtype once (round to nearest even).
+    for (std::int64_t d = 0; d < D; ++d) a.out.store(std::array{t, h, d}, result[d]);
+    if (a.lse) a.lse->store(std::array{t, h}, static_cast<double>(lse));
+  }
+}
+
+}  // namespace
+
+void TokenKeys::append(const TensorView& src, std::int64_t r, bool shift) {
+  if (r < 0 || r >= src.size(0))
+    throw std::out_of_range("sparse reference: row " + std::to_string(r) + " outside a source of " +
+                            std::to_string(src.size(0)) + " rows");
+  for (std::int64_t d = 0; d < D; ++d) rows.push_back(src.load(std::array{r, d}));
+  shifted.push_back(shift ? 1 : 0);
+}
+
+Span csr_span(const TensorView& indptr, const TensorView& indices, std::int64_t t) {
+  const std::int64_t b = indptr.load_int(std::array{t}), e = indptr.load_int(std::array{t + 1});
+  if (e <= b) return {b, b};
+  if (b < 0 || e > indices.size(0))
+    throw std::out_of_range("sparse reference: span [" + std::to_string(b) + ", " + std::to_string(e) +
+                            ") of token " + std::to_string(t) + " leaves an index array of " +
+                            std::to_string(indices.size(0)) + " entries");
+  return {b, e};
+}
+
+void attend_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
+  if (a.precision == Precision::oracle) attend<double>(a, t, keys);
+  else attend<float>(a, t, keys);
+}
+
+}  // namespace kparity::reference::sparse::detail

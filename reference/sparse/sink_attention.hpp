@@ -1,0 +1,47 @@
+#pragma once
+// Private to reference/sparse: the per-token softmax-with-sink that prefill and decode share, so
+// that the two ops agree exactly in oracle mode (spec sparse_attention.md C.6, F.0).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kparity/core/tensor_view.hpp"
+#include "kparity/reference/precision.hpp"
+
+namespace kparity::reference::sparse::detail {
+
+// One token's selected keys, in list order (prefix first, then extend), widened exactly to fp64.
+struct TokenKeys {
+  std::int64_t D = 0;
+  std::vector<double> rows;           // n x D, row-major
+  std::vector<unsigned char> shifted;  // 1 for extend rows: they carry replicated_logit_shift
+  std::int64_t size() const noexcept { return static_cast<std::int64_t>(shifted.size()); }
+  void clear() { rows.clear(); shifted.clear(); }
+  // Appends row `r` of a [rows, D] view; throws std::out_of_range outside [0, rows).
+  void append(const TensorView& src, std::int64_t r, bool shift);
+};
+
+// exp (prefill) or exp2 with log2(e) folded into the scale and sink (decode, F.0 item 4). Only the
+// faithful mode sees the difference; the oracle computes the same real number either way.
+enum class ExpBase { e, two };
+
+struct SinkAttention {
+  TensorView q;          // [T, H, D]
+  TensorView attn_sink;  // [>= H]
+  TensorView out;        // [T, H, D]
+  std::optional<TensorView> lse;  // [T, H], written only when set
+  double softmax_scale = 0.0;
+  double shift = 0.0;    // replicated_logit_shift (prefill V-lse); 0 for decode
+  ExpBase base = ExpBase::e;
+  Precision precision = Precision::oracle;
+};
+
+// Computes out[t, :, :] (and lse[t, :]) from the token's keys.
+void attend_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys);
+
+// The CSR span [indptr[t], indptr[t+1]) clipped to empty when it decreases (C.1 item 1); throws
+// std::out_of_range when a non-empty span leaves the index array (upstream reads out of bounds).
+struct Span { std::int64_t begin = 0, end = 0; };
+Span csr_span(const TensorView& indptr, const TensorView& indices, std::int64_t t);
+
+}  // namespace kparity::reference::sparse::detail
