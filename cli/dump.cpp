@@ -100,9 +100,11 @@ const std::vector<OpRunner>& runners() {
   return table;
 }
 
-// Issue 3 names for kda/recurrent that differ from the ArgBag's: `b` is beta as logits, `o` the output.
+// Dump names for kda/recurrent that differ from the ArgBag's (issue 3 spelling): `o` is the
+// output, `use_qk_l2norm` the flag; `b` (beta as logits) is handled where tensors are read.
 std::string canonical_name(std::string_view op, const std::string& name) {
   if (op == kda::kRecurrentOp && name == "o") return "out";
+  if (op == kda::kRecurrentOp && name == "use_qk_l2norm") return "use_qk_l2norm_in_kernel";
   return name;
 }
 
@@ -156,7 +158,7 @@ Dump load_dump(const std::string& path) {
 
   for (const auto& [key, value] : d.file.metadata) {
     if (key == "op" || key == "format") continue;
-    add_metadata(d.bag, key, value);
+    add_metadata(d.bag, canonical_name(op, key), value);
   }
 
   std::map<std::string, const Tensor*> expected_raw;

@@ -1,6 +1,12 @@
 # Relocatable package: find_package(kparity) gives kparity::core, kparity::diagnostics,
 # kparity::reference (and kparity::kernels when built), plus a version file; a build-tree export
 # lets a consumer use the build directory directly.
+# Installing defaults on only when kparity is the top-level project (fmt's rule), so embedding it
+# with add_subdirectory/FetchContent installs nothing into the parent's package.
+option(KPARITY_INSTALL "Generate the install rules and the build-tree package" ${KPARITY_IS_TOP_LEVEL})
+if(NOT KPARITY_INSTALL)
+  return()
+endif()
 include(CMakePackageConfigHelpers)
 set(KPARITY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kparity)
 set(kparity_targets kparity_core kparity_diagnostics kparity_reference)

@@ -55,7 +55,8 @@ std::string py_float(double v) {
   }
   if (exp < 0) return out + "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
   if (n <= exp + 1) return out + digits + std::string(static_cast<std::size_t>(exp + 1 - n), '0') + ".0";
-  return out + digits.substr(0, static_cast<std::size_t>(exp + 1)) + '.' + digits.substr(static_cast<std::size_t>(exp + 1));
+  const auto point = static_cast<std::size_t>(exp + 1);
+  return out + digits.substr(0, point) + '.' + digits.substr(point);
 }
 
 std::string py_bool(bool v) { return v ? "True" : "False"; }

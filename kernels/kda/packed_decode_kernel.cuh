@@ -3,15 +3,14 @@
 // step. One CTA per (row, value head, V tile); rows streamed with 16-byte loads. Mirrors the math
 // of sglang's python/sglang/kernels/ops/attention/helion/kda_decode.py (U2).
 #include "kda/device.cuh"
+#include "kda/launch_geometry.hpp"
 
 namespace kparity::kernels::kda {
 
 inline constexpr int kPackedThreads = 128;
 inline constexpr int kPackedRowsUnroll = 4;
 
-inline std::int64_t packed_smem_floats(std::int64_t K, std::int64_t VT) {
-  return 4 * K + VT + 2 * (kPackedThreads / 32);
-}
+static_assert(kPackedThreads == kDecodeThreads, "packed_smem_bytes assumes this block size");
 
 template <class S, class O, int K>
 __global__ void __launch_bounds__(kPackedThreads)

@@ -6,16 +6,14 @@
 // python/sglang/kernels/ops/attention/helion/kda_replayssm.py (U1); the tiling is ours: no tensor
 // cores, fp32 FMAs for the ring product (tighter than TF32, within the spec's budget).
 #include "kda/device.cuh"
+#include "kda/launch_geometry.hpp"
 
 namespace kparity::kernels::kda {
 
 inline constexpr int kReplayThreads = 128;
 inline constexpr int kReplayRowsUnroll = 4;  // rows per warp in flight: 4 x 16 B loads per lane
 
-// Dynamic shared memory in floats: kw[L][K], d[L][VT], five K vectors, two VT vectors, scratch.
-inline std::int64_t replay_smem_floats(std::int64_t L, std::int64_t K, std::int64_t VT) {
-  return L * K + L * VT + 5 * K + 2 * VT + 2 * (kReplayThreads / 32);
-}
+static_assert(kReplayThreads == kDecodeThreads, "replay_smem_bytes assumes this block size");
 
 template <class S, class O, class R, int K>
 __global__ void __launch_bounds__(kReplayThreads)

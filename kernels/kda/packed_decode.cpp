@@ -1,0 +1,54 @@
+// kda/packed_decode launcher: contract -> derive -> params -> dispatch -> launch (habit 7).
+#include "kda/decode_common.hpp"
+#include "kda/launch_geometry.hpp"
+#include "src/launch_util.hpp"
+
+namespace kparity::kernels::kda {
+namespace {
+constexpr std::string_view kOp = kparity::kda::kPackedDecodeOp;
+constexpr std::string_view kUnsupportedId = "293bfc9534eaed15";  // proposed kda-kernel-unsupported
+}  // namespace
+
+Status prepare_packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o,
+                             PackedPlan& plan) {
+  ValidateOptions shape = o.validate;
+  shape.deep = false;
+  Status status = kparity::kda::try_check_packed_decode(a, shape);
+  if (!status.ok()) return status;
+  if (o.validate.deep) {
+    kernels::detail::HostMirror idx;
+    if (auto e = kernels::detail::mirror_to_host(a.ssm_state_indices, idx, stream); e != cudaSuccess)
+      return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
+    PackedDecodeArgs m = a;
+    m.ssm_state_indices = idx.view;
+    Status deep = kernels::detail::deep_only(kparity::kda::validate_packed_decode(m, o.validate));
+    if (!deep.ok()) return deep;
+  }
+  const detail::DecodeViews v{&a.mixed_qkv, &a.a, &a.b, &a.A_log, &a.dt_bias, &a.initial_state,
+                              &a.out, &a.ssm_state_indices, a.scale, a.use_qk_l2norm_in_kernel, a.lower_bound};
+  const auto dims = detail::derive_decode_dims(v);
+  if (!dims) return kernels::detail::not_implemented(kOp, kUnsupportedId, "shapes", "inconsistent", "kda.md B.0 shapes");
+  if (Status s = detail::check_decode_support(kOp, kUnsupportedId, v, *dims); !s.ok()) return s;
+  PackedParams& p = plan.params;
+  p = PackedParams{};
+  detail::fill_decode_inputs(v, *dims, p.in);
+  p.norm_multiply = a.initial_state.dtype == DType::bf16;  // kda.md A.5 table, Helion bf16 state
+  plan.state_dt = dt_code(a.initial_state.dtype);
+  plan.out_dt = dt_code(a.out.dtype);
+  plan.launch.grid = dim3(static_cast<unsigned>(p.in.B * p.in.HV * p.in.n_vtiles));
+  plan.launch.smem_bytes = static_cast<std::size_t>(packed_smem_bytes(p.in.K, p.in.vtile));
+  plan.launch.stream = stream;
+  return status;
+}
+
+Status packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o) {
+  PackedPlan plan;
+  Status status = prepare_packed_decode(a, stream, o, plan);
+  if (!status.ok() || plan.params.in.B == 0) return status;
+  if (auto e = launch_packed(plan.params, plan.state_dt, plan.out_dt, plan.launch); e != cudaSuccess)
+    return kernels::detail::cuda_failure(kOp, "launch setup", e);
+  Status done = kernels::detail::finish_launch(kOp, stream, o);
+  return done.ok() ? status : done;
+}
+
+}  // namespace kparity::kernels::kda

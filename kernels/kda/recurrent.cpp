@@ -1,0 +1,111 @@
+// kda/recurrent launcher (varlen prefill): contract -> derive -> params -> dispatch -> launch.
+#include <cmath>
+#include <string>
+
+#include "kda/launch_geometry.hpp"
+#include "kda/prepare.hpp"
+#include "src/launch_util.hpp"
+
+namespace kparity::kernels::kda {
+namespace {
+constexpr std::string_view kOp = kparity::kda::kRecurrentOp;
+constexpr std::string_view kUnsupportedId = "04f184818a263f2b";  // proposed kda-kernel-unsupported
+using kernels::detail::not_implemented;
+}  // namespace
+
+Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const LaunchOptions& o, RecurrentPlan& plan) {
+  ValidateOptions shape = o.validate;
+  shape.deep = false;
+  Status status = kparity::kda::try_check_recurrent(a, shape);
+  if (!status.ok()) return status;
+  if (o.validate.deep && a.cu_seqlens) {
+    kernels::detail::HostMirror cu;
+    if (auto e = kernels::detail::mirror_to_host(*a.cu_seqlens, cu, stream); e != cudaSuccess)
+      return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
+    RecurrentArgs m = a;
+    m.cu_seqlens = cu.view;
+    Status deep = kernels::detail::deep_only(kparity::kda::validate_recurrent(m, o.validate));
+    if (!deep.ok()) return deep;
+  }
+  if (a.q.ndim() != 3 || a.v.ndim() != 3 || a.out.ndim() != 3)
+    return not_implemented(kOp, kUnsupportedId, "shapes", "inconsistent", "kda.md A shapes");
+  RecurrentParams& p = plan.params;
+  p = RecurrentParams{};
+  p.T = a.q.sizes[0]; p.H = a.q.sizes[1]; p.K = a.q.sizes[2]; p.HV = a.v.sizes[1]; p.V = a.v.sizes[2];
+  if (p.H <= 0 || p.HV % p.H != 0) return not_implemented(kOp, kUnsupportedId, "HV", std::to_string(p.HV), "multiples of H");
+  p.G = p.HV / p.H;
+  constexpr std::string_view kDims = "powers of two from 16 to 256";
+  if (!kernels::detail::supported_head_dim(p.K)) return not_implemented(kOp, kUnsupportedId, "K", std::to_string(p.K), kDims);
+  if (!kernels::detail::supported_head_dim(p.V)) return not_implemented(kOp, kUnsupportedId, "V", std::to_string(p.V), kDims);
+  const auto fl = [&](const char* name, const TensorView& t) -> Status {
+    if (kernels::detail::float_dtype(t.dtype)) return Status::success();
+    return not_implemented(kOp, kUnsupportedId, std::string(name) + ".dtype", std::string(torch_repr(t.dtype)),
+                           "torch.float32, torch.float16, torch.bfloat16");
+  };
+  for (const auto& [name, t] : {std::pair<const char*, const TensorView*>{"q", &a.q}, {"k", &a.k}, {"v", &a.v},
+                                {"beta", &a.beta}, {"out", &a.out}})
+    if (Status s = fl(name, *t); !s.ok()) return s;
+  const auto put3 = [](const TensorView& t, const void*& ptr, int& dt, std::int64_t& s0, std::int64_t& s1, std::int64_t& s2) {
+    ptr = t.data; dt = dt_code(t.dtype); s0 = t.strides[0]; s1 = t.strides[1]; s2 = t.strides[2];
+  };
+  put3(a.q, p.q, p.q_dt, p.q_s0, p.q_s1, p.q_s2);
+  put3(a.k, p.k, p.k_dt, p.k_s0, p.k_s1, p.k_s2);
+  put3(a.v, p.v, p.v_dt, p.v_s0, p.v_s1, p.v_s2);
+  if (a.g) {
+    if (Status s = fl("g", *a.g); !s.ok()) return s;
+    put3(*a.g, p.g, p.g_dt, p.g_s0, p.g_s1, p.g_s2);
+  } else {
+    if (!a.a || !a.dt_bias || !a.A_log) return not_implemented(kOp, kUnsupportedId, "g", "None", "g or a + dt_bias + A_log");
+    for (const auto& [name, t] : {std::pair<const char*, const TensorView*>{"a", &*a.a}, {"dt_bias", &*a.dt_bias},
+                                  {"A_log", &*a.A_log}})
+      if (Status s = fl(name, *t); !s.ok()) return s;
+    put3(*a.a, p.a, p.a_dt, p.a_s0, p.a_s1, p.a_s2);
+    p.dt_bias = a.dt_bias->data; p.dtb_dt = dt_code(a.dt_bias->dtype);
+    p.dtb_s0 = a.dt_bias->strides[0]; p.dtb_s1 = a.dt_bias->strides[1];
+    p.A_log = a.A_log->data; p.A_dt = dt_code(a.A_log->dtype); p.A_s0 = a.A_log->strides[0];
+    p.has_lower_bound = a.lower_bound.has_value();
+    p.lower_bound = a.lower_bound ? static_cast<float>(*a.lower_bound) : 0.f;
+  }
+  p.beta = a.beta.data; p.beta_dt = dt_code(a.beta.dtype); p.beta_s0 = a.beta.strides[0]; p.beta_s1 = a.beta.strides[1];
+  p.beta_is_logits = a.beta_is_logits;
+  p.l2norm = a.use_qk_l2norm_in_kernel;
+  p.scale = static_cast<float>(a.scale ? *a.scale : 1.0 / std::sqrt(static_cast<double>(p.K)));
+  if (a.initial_state) {
+    if (Status s = fl("initial_state", *a.initial_state); !s.ok()) return s;
+    const TensorView& t = *a.initial_state;
+    p.init = t.data; p.init_dt = dt_code(t.dtype);
+    p.init_s0 = t.strides[0]; p.init_s1 = t.strides[1]; p.init_s2 = t.strides[2]; p.init_s3 = t.strides[3];
+  }
+  if (a.final_state) {
+    if (Status s = fl("final_state", *a.final_state); !s.ok()) return s;
+    const TensorView& t = *a.final_state;
+    p.final_state = t.data; p.fin_dt = dt_code(t.dtype);
+    p.fin_s0 = t.strides[0]; p.fin_s1 = t.strides[1]; p.fin_s2 = t.strides[2]; p.fin_s3 = t.strides[3];
+  }
+  p.out = a.out.data; p.out_s0 = a.out.strides[0]; p.out_s1 = a.out.strides[1]; p.out_s2 = a.out.strides[2];
+  if (a.cu_seqlens) {
+    p.cu_seqlens = a.cu_seqlens->data; p.cu_dt = dt_code(a.cu_seqlens->dtype); p.cu_s0 = a.cu_seqlens->strides[0];
+    p.N = a.cu_seqlens->sizes[0] - 1;
+  } else {
+    p.N = 1;
+  }
+  p.vtile = recurrent_vtile(p.K, p.V);
+  p.n_vtiles = p.V / p.vtile;
+  plan.out_dt = dt_code(a.out.dtype);
+  plan.launch.grid = dim3(static_cast<unsigned>(p.N > 0 ? p.N * p.HV * p.n_vtiles : 0));
+  plan.launch.smem_bytes = static_cast<std::size_t>(recurrent_smem_bytes(p.K, p.vtile));
+  plan.launch.stream = stream;
+  return status;
+}
+
+Status recurrent(const RecurrentArgs& a, cudaStream_t stream, const LaunchOptions& o) {
+  RecurrentPlan plan;
+  Status status = prepare_recurrent(a, stream, o, plan);
+  if (!status.ok() || plan.launch.grid.x == 0) return status;
+  if (auto e = launch_recurrent(plan.params, plan.out_dt, plan.launch); e != cudaSuccess)
+    return kernels::detail::cuda_failure(kOp, "launch setup", e);
+  Status done = kernels::detail::finish_launch(kOp, stream, o);
+  return done.ok() ? status : done;
+}
+
+}  // namespace kparity::kernels::kda

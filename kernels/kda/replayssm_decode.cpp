@@ -1,0 +1,98 @@
+// kda/replayssm_decode launcher: contract -> derive -> params -> dispatch -> launch (habit 7).
+#include <string>
+
+#include "kda/decode_common.hpp"
+#include "kda/launch_geometry.hpp"
+#include "src/launch_util.hpp"
+
+namespace kparity::kernels::kda {
+namespace {
+constexpr std::string_view kOp = kparity::kda::kReplaySsmDecodeOp;
+constexpr std::string_view kUnsupportedId = "03ef2d79dd458945";  // proposed kda-kernel-unsupported
+
+Status deep_check(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o) {
+  kernels::detail::HostMirror idx, wp, ff;
+  ReplaySsmDecodeArgs m = a;
+  cudaError_t e = kernels::detail::mirror_to_host(a.ssm_state_indices, idx, stream);
+  if (e == cudaSuccess) e = kernels::detail::mirror_to_host(a.write_pos, wp, stream);
+  if (e == cudaSuccess && a.force_flush) e = kernels::detail::mirror_to_host(*a.force_flush, ff, stream);
+  if (e != cudaSuccess) return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
+  m.ssm_state_indices = idx.view;
+  m.write_pos = wp.view;
+  if (a.force_flush) m.force_flush = ff.view;
+  return kernels::detail::deep_only(kparity::kda::validate_replayssm_decode(m, o.validate));
+}
+}  // namespace
+
+Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o,
+                                ReplayPlan& plan) {
+  ValidateOptions shape = o.validate;
+  shape.deep = false;
+  Status status = kparity::kda::try_check_replayssm_decode(a, shape);
+  if (!status.ok()) return status;
+  if (o.validate.deep) {
+    Status deep = deep_check(a, stream, o);
+    if (!deep.ok()) return deep;
+  }
+  const detail::DecodeViews v{&a.mixed_qkv, &a.a, &a.b, &a.A_log, &a.dt_bias, &a.initial_state,
+                              &a.out, &a.ssm_state_indices, a.scale, a.use_qk_l2norm_in_kernel, a.lower_bound};
+  const auto dims = detail::derive_decode_dims(v);
+  if (!dims || a.d_cache.ndim() != 4 || a.k_cache.ndim() != 4 || a.g_cache.ndim() != 4)
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "shapes", "inconsistent", "kda.md B.0/B.2.2 shapes");
+  if (Status s = detail::check_decode_support(kOp, kUnsupportedId, v, *dims); !s.ok()) return s;
+  if (a.d_cache.dtype != a.k_cache.dtype || !kernels::detail::float_dtype(a.d_cache.dtype))
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "d_cache.dtype/k_cache.dtype",
+                                            std::string(torch_repr(a.d_cache.dtype)) + "/" +
+                                                std::string(torch_repr(a.k_cache.dtype)),
+                                            "one float dtype for both rings");
+  if (a.g_cache.dtype != DType::f32)
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "g_cache.dtype", std::string(torch_repr(a.g_cache.dtype)),
+                                            "torch.float32");
+  const auto i32 = [](const TensorView& t) { return t.dtype == DType::i32; };
+  if (!i32(a.write_pos) || (a.force_flush && !i32(*a.force_flush)))
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "write_pos/force_flush.dtype", "not torch.int32",
+                                            "torch.int32");
+
+  ReplayParams& p = plan.params;
+  p = ReplayParams{};
+  detail::fill_decode_inputs(v, *dims, p.in);
+  const TensorView &d = a.d_cache, &k = a.k_cache, &g = a.g_cache;
+  p.d_cache = d.data; p.d_s0 = d.strides[0]; p.d_s1 = d.strides[1]; p.d_s2 = d.strides[2]; p.d_s3 = d.strides[3];
+  p.k_cache = k.data; p.k_s0 = k.strides[0]; p.k_s1 = k.strides[1]; p.k_s2 = k.strides[2]; p.k_s3 = k.strides[3];
+  p.g_cache = static_cast<float*>(g.data); p.g_s0 = g.strides[0]; p.g_s1 = g.strides[1]; p.g_s2 = g.strides[2]; p.g_s3 = g.strides[3];
+  p.write_pos = static_cast<const std::int32_t*>(a.write_pos.data); p.wp_s0 = a.write_pos.strides[0];
+  if (a.force_flush) { p.force_flush = static_cast<const std::int32_t*>(a.force_flush->data); p.ff_s0 = a.force_flush->strides[0]; }
+  p.L = d.sizes[2];
+  p.beta_round_dt = a.beta_rounding == kparity::kda::BetaRounding::through_b_dtype && a.b.dtype != DType::f32
+                        ? dt_code(a.b.dtype) : -1;
+
+  const std::int64_t smem = replay_smem_bytes(p.L, p.in.K, p.in.vtile);
+  if (smem > 227 * 1024)
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "L", std::to_string(p.L),
+                                            "ring lengths whose K- and V-wide staging fits in 227 KiB of shared memory");
+  plan.state_dt = dt_code(a.initial_state.dtype);
+  plan.out_dt = dt_code(a.out.dtype);
+  plan.ring_dt = dt_code(d.dtype);
+  plan.launch.grid = dim3(static_cast<unsigned>(p.in.B * p.in.HV * p.in.n_vtiles));
+  plan.launch.smem_bytes = static_cast<std::size_t>(smem);
+  plan.launch.stream = stream;
+  return status;  // warnings of the contract, if any
+}
+
+Status replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o) {
+  ReplayPlan plan;
+  Status status = prepare_replayssm_decode(a, stream, o, plan);
+  if (!status.ok() || plan.params.in.B == 0) return status;
+  cudaError_t e = cudaErrorInvalidValue;
+  switch (plan.state_dt) {
+    case kF32: e = launch_replay_f32(plan.params, plan.out_dt, plan.ring_dt, plan.launch); break;
+    case kBF16: e = launch_replay_bf16(plan.params, plan.out_dt, plan.ring_dt, plan.launch); break;
+    case kF16: e = launch_replay_f16(plan.params, plan.out_dt, plan.ring_dt, plan.launch); break;
+  }
+  if (e != cudaSuccess) return kernels::detail::cuda_failure(kOp, "launch setup", e);
+  Status done = kernels::detail::finish_launch(kOp, stream, o);
+  if (!done.ok()) return done;
+  return status;
+}
+
+}  // namespace kparity::kernels::kda

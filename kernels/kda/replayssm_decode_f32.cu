@@ -1,0 +1,8 @@
+// ReplaySSM decode instantiations for a f32 state (one TU per state dtype).
+#include "kda/dispatch_impl.cuh"
+
+namespace kparity::kernels::kda {
+cudaError_t launch_replay_f32(const ReplayParams& p, int out_dt, int ring_dt, const Launch& l) {
+  return dispatch::replay<float>(p, out_dt, ring_dt, l);
+}
+}  // namespace kparity::kernels::kda

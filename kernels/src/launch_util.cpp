@@ -1,0 +1,86 @@
+#include "src/launch_util.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+
+#include "kparity/diagnostics/catalog.hpp"
+
+namespace kparity::kernels::detail {
+
+Status cuda_failure(std::string_view op, std::string_view what, cudaError_t e) {
+  Diagnostic d;
+  d.op = std::string(op);
+  d.error_class = ErrorClass::RuntimeError;
+  d.message = std::string("CUDA error in ") + std::string(what) + ": " + cudaGetErrorName(e) + ": " +
+              cudaGetErrorString(e);
+  d.location = std::string(op) + "::launch";
+  return Status{{std::move(d)}};
+}
+
+Status not_implemented(std::string_view op, std::string_view id, std::string name, std::string value,
+                       std::string_view supported) {
+  Diagnostic d;
+  d.id = std::string(id);
+  d.slug = "kda-kernel-unsupported";
+  d.op = std::string(op);
+  d.argument = name;
+  d.error_class = ErrorClass::NotImplementedError;
+  d.message_template = "{name}={value} is not supported by the CUDA kernel; supported: {supported}.";
+  d.args = {{"name", name}, {"value", value}, {"supported", std::string(supported)}};
+  d.message = render_template(d.message_template, d.args);
+  d.location = std::string(op) + "::" + arg_loc(name);
+  return Status{{std::move(d)}};
+}
+
+int sm_count() {
+  static std::array<std::atomic<int>, 64> cache{};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 132;
+  int n = cache[dev].load(std::memory_order_relaxed);
+  if (n == 0) {
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) n = 132;
+    cache[dev].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
+cudaError_t mirror_to_host(const TensorView& t, HostMirror& m, cudaStream_t stream) {
+  m.view = t;
+  if (!t.device.is_cuda() || t.data == nullptr) return cudaSuccess;
+  const auto [lo, hi] = t.offset_range();
+  const std::size_t es = t.element_size();
+  const std::size_t n = t.numel() == 0 ? 0 : static_cast<std::size_t>(hi - lo + 1) * es;
+  m.bytes.assign(n, std::byte{0});
+  if (n) {
+    const auto* src = static_cast<const char*>(t.data) + lo * static_cast<std::int64_t>(es);
+    if (auto e = cudaMemcpyAsync(m.bytes.data(), src, n, cudaMemcpyDeviceToHost, stream); e != cudaSuccess) return e;
+    if (auto e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
+  }
+  m.view.data = m.bytes.data() - lo * static_cast<std::int64_t>(es);
+  m.view.device = Device::cpu();
+  return cudaSuccess;
+}
+
+Status deep_only(std::vector<Diagnostic> diags) {
+  Status s;
+  for (auto& d : diags) {
+    const CatalogEntry* e = d.id.empty() ? nullptr : active_catalog().by_id(d.id);
+    const bool data = e == nullptr || e->record.value("dataDependent", false);
+    if (data) s.diagnostics.push_back(std::move(d));
+  }
+  return s;
+}
+
+Status finish_launch(std::string_view op, cudaStream_t stream, const LaunchOptions& o) {
+  if (auto e = cudaGetLastError(); e != cudaSuccess) return cuda_failure(op, "kernel launch", e);
+  if (o.sync_after_launch) {
+    if (auto e = cudaStreamSynchronize(stream); e != cudaSuccess) return cuda_failure(op, "kernel execution", e);
+  }
+  return Status::success();
+}
+
+bool supported_head_dim(std::int64_t d) { return d >= 16 && d <= 256 && (d & (d - 1)) == 0; }
+bool float_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+}  // namespace kparity::kernels::detail

@@ -1,0 +1,45 @@
+#pragma once
+// Host-side helpers shared by every kernel launcher: CUDA status -> kparity::Status, the typed
+// "unsupported by the kernel" error, SM count cache and host mirrors for deep checks.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kparity/core/tensor_view.hpp"
+#include "kparity/diagnostics/errors.hpp"
+#include "kparity/kernels/launch.hpp"
+
+namespace kparity::kernels::detail {
+
+// A failed CUDA call; RuntimeError, because that is what torch raises for it.
+Status cuda_failure(std::string_view op, std::string_view what, cudaError_t e);
+
+// NotImplementedError naming the unsupported value. Until the catalog carries the proposed entry
+// "<op>/kda-kernel-unsupported", the diagnostic is built here with that entry's would-be id.
+Status not_implemented(std::string_view op, std::string_view id, std::string name, std::string value,
+                       std::string_view supported);
+
+// Multiprocessor count of the current device, read once per device (no per-call driver query).
+int sm_count();
+
+// Host copies of device index tensors, so a contract can read them (ValidateOptions::deep).
+struct HostMirror {
+  std::vector<std::byte> bytes;
+  TensorView view;
+};
+[[nodiscard]] cudaError_t mirror_to_host(const TensorView& t, HostMirror& m, cudaStream_t stream);
+
+// Keeps only the data-dependent diagnostics of a deep pass over host mirrors (the shape pass over
+// the real views already ran; the mirrors' host device label must not re-trigger device checks).
+Status deep_only(std::vector<Diagnostic> diags);
+
+// After a launch: the launch error, then (when asked) the stream's completion.
+Status finish_launch(std::string_view op, cudaStream_t stream, const LaunchOptions& o);
+
+bool supported_head_dim(std::int64_t d);  // powers of two in [16, 256]
+bool float_dtype(DType t);               // f32, f16, bf16
+
+}  // namespace kparity::kernels::detail

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs kparity's build dependencies from Debian 12 packages, only those that are missing.
+# Sourced by main-job.sh and test.sh; safe to run on its own.
+set -euo pipefail
+
+KPARITY_DEBIAN_PACKAGES=(build-essential cmake git librapidcheck-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev)
+
+missing=()
+for p in "${KPARITY_DEBIAN_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "kparity: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,30 @@
+# Tests of the executable and of the installed package (included by tests/CMakeLists.txt).
+if(TARGET test_cli)
+  # The CLI tests run the real binary, so they need its path and must build after it.
+  target_compile_definitions(test_cli PRIVATE KPARITY_CLI_PATH="$<TARGET_FILE:kparity_cli>")
+  add_dependencies(test_cli kparity_cli)
+endif()
+
+# fmt's find-package test: install this build into a scratch prefix, move the prefix (the package
+# must be relocatable), then configure, build and run examples/host_app against it; a second run
+# uses the build-tree export instead of an installed copy.
+set(cuda_root "")
+if(KPARITY_WITH_CUDA AND CUDAToolkit_BIN_DIR)
+  get_filename_component(cuda_root "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+endif()
+if(NOT DEFINED KPARITY_INSTALL OR KPARITY_INSTALL)  # no install rules, nothing to test
+  foreach(mode installed build-tree)
+    add_test(NAME package.host_app.${mode}
+             COMMAND ${CMAKE_COMMAND}
+                     -DMODE=${mode}
+                     -DKPARITY_BINARY_DIR=${PROJECT_BINARY_DIR}
+                     -DHOST_APP_DIR=${PROJECT_SOURCE_DIR}/examples/host_app
+                     -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/package/${mode}
+                     -DGENERATOR=${CMAKE_GENERATOR}
+                     -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+                     -DBUILD_TYPE=$<CONFIG>
+                     -DCUDA_ROOT=${cuda_root}
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/package/host_app_test.cmake)
+    set_tests_properties(package.host_app.${mode} PROPERTIES LABELS cpu TIMEOUT 600)
+  endforeach()
+endif()

@@ -1,0 +1,61 @@
+# Builds examples/host_app against kparity as a consumer would, and checks what it prints.
+#   MODE=installed: cmake --install into WORK_DIR/stage, move it to WORK_DIR/prefix (relocatable?),
+#                   find_package(kparity) through CMAKE_PREFIX_PATH.
+#   MODE=build-tree: find_package(kparity) through kparity_DIR=<build dir> (the build-tree export).
+cmake_minimum_required(VERSION 3.25)
+foreach(v MODE KPARITY_BINARY_DIR HOST_APP_DIR WORK_DIR GENERATOR)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "host_app_test.cmake: -D${v}=... is required")
+  endif()
+endforeach()
+if(NOT BUILD_TYPE)
+  set(BUILD_TYPE Release)
+endif()
+
+function(run_step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(step_output "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+set(configure_args -S "${HOST_APP_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+if(CXX_COMPILER)
+  list(APPEND configure_args -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+endif()
+if(CUDA_ROOT)  # kparity::kernels was built: the package config looks for the same toolkit
+  list(APPEND configure_args -DCUDAToolkit_ROOT=${CUDA_ROOT})
+endif()
+
+if(MODE STREQUAL "installed")
+  run_step("cmake --install" ${CMAKE_COMMAND} --install "${KPARITY_BINARY_DIR}" --prefix "${WORK_DIR}/stage"
+           --config ${BUILD_TYPE})
+  # A relocatable package works from wherever the tree ends up.
+  file(RENAME "${WORK_DIR}/stage" "${WORK_DIR}/prefix")
+  list(APPEND configure_args -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+elseif(MODE STREQUAL "build-tree")
+  list(APPEND configure_args -Dkparity_DIR=${KPARITY_BINARY_DIR})
+else()
+  message(FATAL_ERROR "unknown MODE ${MODE}")
+endif()
+
+run_step("configuring host_app" ${CMAKE_COMMAND} ${configure_args})
+run_step("building host_app" ${CMAKE_COMMAND} --build "${WORK_DIR}/build" --config ${BUILD_TYPE})
+find_program(host_app NAMES host_app PATHS "${WORK_DIR}/build" "${WORK_DIR}/build/${BUILD_TYPE}" NO_DEFAULT_PATH)
+if(NOT host_app)
+  message(FATAL_ERROR "host_app was not built in ${WORK_DIR}/build")
+endif()
+execute_process(COMMAND "${host_app}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message(STATUS "host_app (exit ${rc}):\n${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "host_app exited with ${rc}")
+endif()
+foreach(needle "066bd06e9ab538bd" "`g_cache` must have dtype torch.float32.")
+  string(FIND "${out}" "${needle}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "host_app output lacks '${needle}'")
+  endif()
+endforeach()
