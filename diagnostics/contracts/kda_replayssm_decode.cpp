@@ -156,19 +156,21 @@ bool replay_shape_extras(const ReplaySsmDecodeArgs& a, const Walk& w, Checker& c
   for (auto [name, t] : more)
     if (t && overlaps(a.out, *t) && c.fail(ids::kda_out_overlap, arg_loc("out"), {{"name", name}})) return true;
   // O9: rings are indexed with the state slot, so a smaller ring is an out-of-bounds access waiting
-  // for the first high slot; a larger one is only suspicious.
+  // for the first high slot. Without the slot data that is an error; with deep validation O2 checks
+  // the actual slots, and any mismatch left is only suspicious (warning).
   if (a.initial_state.ndim() == 4) {
     const std::int64_t slots = a.initial_state.size(0);
-    for (auto [name, t] : {std::pair<const char*, const TensorView*>{"d_cache", &a.d_cache},
-                           {"k_cache", &a.k_cache}, {"g_cache", &a.g_cache}})
-      if (t->ndim() >= 1 && t->size(0) < slots &&
-          c.fail(ids::kda_ring_slots_fewer, arg_loc(name, ".shape[0]"),
-                 {{"ring", name}, {"n", str(t->size(0))}, {"slots", str(slots)}}))
-        return true;
-    for (auto [name, t] : {std::pair<const char*, const TensorView*>{"d_cache", &a.d_cache},
-                           {"k_cache", &a.k_cache}, {"g_cache", &a.g_cache}})
-      if (t->ndim() >= 1 && t->size(0) > slots &&
-          c.fail(ids::kda_ring_slots_more, arg_loc(name, ".shape[0]"),
+    const std::pair<const char*, const TensorView*> rings[] = {
+        {"d_cache", &a.d_cache}, {"k_cache", &a.k_cache}, {"g_cache", &a.g_cache}};
+    if (!c.deep())
+      for (auto [name, t] : rings)
+        if (t->ndim() >= 1 && t->size(0) < slots &&
+            c.fail(ids::kda_ring_slots_fewer, arg_loc(name, ".shape[0]"),
+                   {{"ring", name}, {"n", str(t->size(0))}, {"slots", str(slots)}}))
+          return true;
+    for (auto [name, t] : rings)
+      if (t->ndim() >= 1 && t->size(0) != slots && (c.deep() || t->size(0) > slots) &&
+          c.fail(ids::kda_ring_slots_differ, arg_loc(name, ".shape[0]"),
                  {{"ring", name}, {"n", str(t->size(0))}, {"slots", str(slots)}}))
         return true;
   }

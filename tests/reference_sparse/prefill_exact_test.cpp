@@ -7,7 +7,7 @@ namespace kpt {
 namespace {
 
 // q = [1, 0]; prefix row [1, 0] (logit 1), extend row [0, 1] (logit 0 + shift), sink 0 (+ shift).
-Case two_key_case(DType dt, double shift) {
+Case two_key_case(DType dt, double shift, double v = 1.0) {
   Case c;
   c.dt = dt;
   c.T = 1; c.H = 1; c.D = 2;
@@ -16,7 +16,7 @@ Case two_key_case(DType dt, double shift) {
   c.ukv = Tensor(dt, {1, 2});
   c.ukv.view().store(std::array<std::int64_t, 2>{0, 0}, 1.0);
   c.kv = Tensor(dt, {1, 2});
-  c.kv.view().store(std::array<std::int64_t, 2>{0, 1}, 1.0);
+  c.kv.view().store(std::array<std::int64_t, 2>{0, 1}, v);
   c.sink = Tensor(DType::f32, {1});
   c.pre = {{0}};
   c.ext = {{0}};
@@ -43,19 +43,26 @@ TEST(SparsePrefillExact, HandComputedTwoKeysOracleRoundsOnce) {
 
 TEST(SparsePrefillExact, HandComputedFaithfulRoundsNumeratorWeightOnly) {
   // Faithful: the numerator uses rt(exp(-1)) in the storage dtype, the denominator the fp32 value.
+  // The extend row's value v is chosen (from [1, 2) on the storage grid) so that this rounding
+  // changes the stored output, which makes the rounding point observable.
   for (DType dt : {DType::bf16, DType::f16}) {
     SCOPED_TRACE(std::string(dtype_name(dt)));
     const float w = std::exp(-1.0f), Z = 1.0f + w + w;
     const float wr = round_through(w, dt);
-    Result r = run_prefill(two_key_case(dt, 0.0), Precision::faithful);
-    EXPECT_EQ(r.out[0], round_to_dtype(1.0f / Z, dt));
-    EXPECT_EQ(r.out[1], round_to_dtype(wr / Z, dt));
-    EXPECT_EQ(r.lse[0], static_cast<double>(1.0f + std::log(Z)));
-    if (dt == DType::f16) {
-      // In fp16 the rounded numerator lands on a different output value than the oracle's.
-      Result o = run_prefill(two_key_case(dt, 0.0), Precision::oracle);
-      EXPECT_NE(r.out[1], o.out[1]);
+    const double e = std::exp(1.0);
+    double v = 0;
+    for (int k = 0; k < 128 && v == 0; ++k) {
+      const double cand = 1.0 + k / 128.0;
+      if (round_to_dtype(wr * static_cast<float>(cand) / Z, dt) != round_to_dtype(cand / (e + 2), dt)) v = cand;
     }
+    ASSERT_NE(v, 0.0);
+    Result r = run_prefill(two_key_case(dt, 0.0, v), Precision::faithful);
+    EXPECT_EQ(r.out[0], round_to_dtype(1.0f / Z, dt));
+    EXPECT_EQ(r.out[1], round_to_dtype(wr * static_cast<float>(v) / Z, dt));
+    EXPECT_EQ(r.lse[0], static_cast<double>(1.0f + std::log(Z)));
+    Result o = run_prefill(two_key_case(dt, 0.0, v), Precision::oracle);
+    EXPECT_EQ(o.out[1], round_to_dtype(v / (e + 2), dt));
+    EXPECT_NE(r.out[1], o.out[1]);
   }
 }
 
@@ -145,7 +152,8 @@ TEST(SparsePrefillExact, NaNInSelectedRowPropagates) {
   c.ext = {{}, {0}, {1}};
   c.kv.view().store(std::array<std::int64_t, 2>{0, 5}, std::nan(""));  // selected by token 1 only
   for (Precision p : {Precision::oracle, Precision::faithful}) {
-    Result r = run_prefill(c, p);
+    EXPECT_ANY_THROW(run_prefill(c, p));  // deep check O13
+    Result r = run_prefill(c, p, {}, shallow());
     for (std::int64_t h = 0; h < 2; ++h) {
       EXPECT_TRUE(std::isnan(r.lse[1 * 2 + h]));
       EXPECT_TRUE(std::isfinite(r.lse[0 * 2 + h]) && std::isfinite(r.lse[2 * 2 + h]));
@@ -157,7 +165,8 @@ TEST(SparsePrefillExact, NaNInSelectedRowPropagates) {
 TEST(SparsePrefillExact, NaNSinkPropagates) {
   Case c = random_case(43, {.T = 2, .H = 2, .D = 4, .P = 5, .Ne = 2});
   c.sink.view().store(std::array<std::int64_t, 1>{1}, std::nan(""));
-  Result r = run_prefill(c, Precision::oracle);
+  EXPECT_ANY_THROW(run_prefill(c, Precision::oracle));  // deep check O12
+  Result r = run_prefill(c, Precision::oracle, {}, shallow());
   for (std::int64_t t = 0; t < 2; ++t) {
     EXPECT_TRUE(std::isnan(r.lse[t * 2 + 1]));
     EXPECT_FALSE(std::isnan(r.lse[t * 2 + 0]));

@@ -1,0 +1,244 @@
+// Benchmark of sparse/paged_prefill and sparse/paged_decode on DeepSeek-V4 shapes (issue 6), with the
+// H200 ceilings (cuBLAS bf16 GEMM rate, device copy bandwidth) measured in the same process.
+// Usage: bench_sparse [results.md]   (markdown table on stdout, and into the file when given)
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdarg>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "kparity/kernels/sparse.hpp"
+
+namespace {
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+std::string out_md;
+void emit(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void emit(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  std::fputs(buf, stdout);
+  std::fflush(stdout);
+  out_md += buf;
+}
+
+struct Dev {
+  void* p = nullptr;
+  explicit Dev(std::size_t n) { CK(cudaMalloc(&p, n ? n : 16)); }
+  ~Dev() { cudaFree(p); }
+};
+
+template <class F>
+float time_ms(F&& f, int warm, int reps) {
+  for (int i = 0; i < warm; ++i) f();
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  CK(cudaEventRecord(a));
+  for (int i = 0; i < reps; ++i) f();
+  CK(cudaEventRecord(b));
+  CK(cudaEventSynchronize(b));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms / reps;
+}
+
+void fill_random_bf16(void* p, std::size_t n, unsigned seed) {
+  std::vector<__nv_bfloat16> h(n);
+  std::mt19937 g(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto& x : h) x = __float2bfloat16(nd(g));
+  CK(cudaMemcpy(p, h.data(), n * 2, cudaMemcpyHostToDevice));
+}
+
+double gemm_tflops() {
+  const int n = 8192;
+  Dev A(std::size_t(n) * n * 2), B(std::size_t(n) * n * 2), C(std::size_t(n) * n * 2);
+  fill_random_bf16(A.p, std::size_t(n) * n, 1);
+  fill_random_bf16(B.p, std::size_t(n) * n, 2);
+  cublasHandle_t h;
+  cublasCreate(&h);
+  const float one = 1.f, zero = 0.f;
+  auto run = [&] {
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A.p, CUDA_R_16BF, n, B.p, CUDA_R_16BF, n, &zero, C.p,
+                 CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  };
+  const float ms = time_ms(run, 3, 10);
+  cublasDestroy(h);
+  return 2.0 * n * n * double(n) / (ms * 1e-3) / 1e12;
+}
+
+double copy_tbps() {
+  const std::size_t n = std::size_t(2) << 30;  // 2 GiB each way: far beyond the 60 MB L2
+  Dev a(n), b(n);
+  CK(cudaMemset(a.p, 1, n));
+  const float ms = time_ms([&] { CK(cudaMemcpyAsync(b.p, a.p, n, cudaMemcpyDeviceToDevice)); }, 2, 10);
+  return 2.0 * n / (ms * 1e-3) / 1e12;  // bytes read + written
+}
+
+using kparity::DType;
+using kparity::TensorView;
+using kparity::Device;
+
+TensorView dview(void* p, DType dt, std::vector<std::int64_t> shape) {
+  return TensorView(p, dt, std::span<const std::int64_t>(shape), Device::cuda(0));
+}
+
+struct Lists {
+  std::vector<int> idx, ptr;
+  long long selected = 0;
+};
+
+constexpr std::int64_t kPool = 131072, kD = 512;
+
+void bench_prefill(int H, double gemm, double copy) {
+  const std::int64_t T = 4096, topk = 512, win = 128;
+  std::mt19937_64 g(42 + H);
+  Lists pre, ext;
+  pre.ptr.push_back(0);
+  ext.ptr.push_back(0);
+  std::unordered_set<int> used;
+  for (std::int64_t t = 0; t < T; ++t) {
+    // Prefix: 512 distinct random rows of the pool (compressed entries); extend: the last
+    // min(t + 1, 128) tokens of this chunk ending with t itself, so neighbouring windows overlap
+    // (the shape of sglang's prefill index builder, spec B.3).
+    std::unordered_set<int> mine;
+    while (static_cast<std::int64_t>(mine.size()) < topk) mine.insert(static_cast<int>(g() % kPool));
+    for (int r : mine) pre.idx.push_back(r), used.insert(r);
+    pre.ptr.push_back(static_cast<int>(pre.idx.size()));
+    for (std::int64_t s = std::max<std::int64_t>(0, t - win + 1); s <= t; ++s) ext.idx.push_back(static_cast<int>(s));
+    ext.ptr.push_back(static_cast<int>(ext.idx.size()));
+  }
+  const long long sel = static_cast<long long>(pre.idx.size() + ext.idx.size());
+  Dev q(T * H * kD * 2), ukv(kPool * kD * 2), kv(T * kD * 2), out(T * H * kD * 2), lse(T * H * 4), sink(H * 4);
+  Dev ip(pre.idx.size() * 4), pp(pre.ptr.size() * 4), ie(ext.idx.size() * 4), pe(ext.ptr.size() * 4);
+  fill_random_bf16(q.p, T * H * kD, 3);
+  fill_random_bf16(ukv.p, kPool * kD, 4);
+  fill_random_bf16(kv.p, T * kD, 5);
+  std::vector<float> hs(H);
+  for (int h = 0; h < H; ++h) hs[h] = 0.5f + 0.4f * std::sin(float(h));
+  CK(cudaMemcpy(sink.p, hs.data(), H * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(ip.p, pre.idx.data(), pre.idx.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(pp.p, pre.ptr.data(), pre.ptr.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(ie.p, ext.idx.data(), ext.idx.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(pe.p, ext.ptr.data(), ext.ptr.size() * 4, cudaMemcpyHostToDevice));
+  kparity::sparse::PagedPrefillArgs a;
+  a.q = dview(q.p, DType::bf16, {T, H, kD});
+  a.unified_kv = dview(ukv.p, DType::bf16, {kPool, kD});
+  a.kv = dview(kv.p, DType::bf16, {T, kD});
+  a.kv_indices_prefix = dview(ip.p, DType::i32, {static_cast<std::int64_t>(pre.idx.size())});
+  a.kv_indptr_prefix = dview(pp.p, DType::i32, {T + 1});
+  a.kv_indices_extend = dview(ie.p, DType::i32, {static_cast<std::int64_t>(ext.idx.size())});
+  a.kv_indptr_extend = dview(pe.p, DType::i32, {T + 1});
+  a.attn_sink = dview(sink.p, DType::f32, {H});
+  a.softmax_scale = 1.0 / std::sqrt(double(kD));
+  a.return_lse = true;
+  a.out = dview(out.p, DType::bf16, {T, H, kD});
+  a.lse = dview(lse.p, DType::f32, {T, H});
+  for (int ht : {64, 16}) {
+    kparity::kernels::sparse::SparseTuning tu{.head_tile = ht};
+    kparity::Status s = kparity::kernels::sparse::paged_prefill(a, nullptr, {}, tu);
+    if (!s.ok()) {
+      std::fprintf(stderr, "prefill failed: %s\n", s.first_error()->message.c_str());
+      std::exit(1);
+    }
+    CK(cudaDeviceSynchronize());
+    const float ms = time_ms([&] { (void)kparity::kernels::sparse::paged_prefill(a, nullptr, {}, tu); }, 2, 10);
+    const double flops = 2.0 * double(sel) * H * (kD + kD);
+    const double tf = flops / (ms * 1e-3) / 1e12;
+    const double uniq = double(used.size() + T) * kD * 2;
+    const double gathered = double(sel) * kD * 2 * ((H + ht - 1) / ht);
+    emit("| prefill | %d | %d | 4096 | %lld | %.3f | %.1f | %.0f%% | %.1f | %.2f | %.0f%% | %.1fx |\n", H, ht, sel, ms, tf,
+         100 * tf / gemm, uniq / 1e6, gathered / (ms * 1e-3) / 1e12, 100 * gathered / (ms * 1e-3) / 1e12 / copy,
+         (H == 64 ? 7.1 : 14.2) / ms);
+  }
+}
+
+void bench_decode(int T, int H, double gemm, double copy) {
+  const std::int64_t keys = 2048;
+  std::mt19937_64 g(7 + T + H);
+  std::vector<int> idx, ptr{0};
+  for (int t = 0; t < T; ++t) {
+    for (std::int64_t k = 0; k < keys; ++k) idx.push_back(static_cast<int>(g() % kPool));
+    ptr.push_back(static_cast<int>(idx.size()));
+  }
+  Dev q(T * H * kD * 2), ukv(kPool * kD * 2), out(T * H * kD * 2), sink(H * 4), ip(idx.size() * 4), pp(ptr.size() * 4);
+  fill_random_bf16(q.p, std::size_t(T) * H * kD, 8);
+  fill_random_bf16(ukv.p, kPool * kD, 9);
+  CK(cudaMemset(sink.p, 0, H * 4));
+  CK(cudaMemcpy(ip.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(pp.p, ptr.data(), ptr.size() * 4, cudaMemcpyHostToDevice));
+  kparity::sparse::PagedDecodeArgs a;
+  a.q = dview(q.p, DType::bf16, {T, H, kD});
+  a.unified_kv = dview(ukv.p, DType::bf16, {kPool, kD});
+  a.kv_indices = dview(ip.p, DType::i32, {static_cast<std::int64_t>(idx.size())});
+  a.kv_indptr = dview(pp.p, DType::i32, {T + 1});
+  a.attn_sink = dview(sink.p, DType::f32, {H});
+  a.softmax_scale = 1.0 / std::sqrt(double(kD));
+  a.out = dview(out.p, DType::bf16, {T, H, kD});
+  const std::size_t wsb = kparity::kernels::sparse::paged_decode_workspace_bytes(a);
+  Dev ws(wsb);
+  kparity::kernels::sparse::DecodeWorkspace w{wsb ? ws.p : nullptr, wsb};
+  for (int split : {1, 0}) {
+    kparity::kernels::sparse::SparseTuning tu{.kv_splits = split};
+    kparity::Status s = kparity::kernels::sparse::paged_decode(a, nullptr, {}, w, tu);
+    if (!s.ok()) {
+      std::fprintf(stderr, "decode failed: %s\n", s.first_error()->message.c_str());
+      std::exit(1);
+    }
+    const float ms = time_ms([&] { (void)kparity::kernels::sparse::paged_decode(a, nullptr, {}, w, tu); }, 3, 20);
+    const double sel = double(T) * keys;
+    const double tf = 2.0 * sel * H * (kD + kD) / (ms * 1e-3) / 1e12;
+    const double gathered = sel * kD * 2 * ((H + 63) / 64);
+    emit("| decode | %d | %s | %d | %.0f | %.4f | %.1f | %.0f%% | - | %.2f | %.0f%% | - |\n", H,
+         split == 1 ? "64, 1 split" : "64, auto split", T, sel, ms, tf, 100 * tf / gemm,
+         gathered / (ms * 1e-3) / 1e12, 100 * gathered / (ms * 1e-3) / 1e12 / copy);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const double gemm = gemm_tflops(), copy = copy_tbps();
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  emit("## sparse attention benchmark, %s\n\nGPU: %s, %d SMs, L2 %d MB. Ceilings measured in this run: cuBLAS bf16 "
+       "GEMM 8192^3 %.0f TFLOP/s; device-to-device copy %.2f TB/s (read + write).\n\n",
+       date, prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, gemm, copy);
+  emit("| op | H | head tile | T | selected keys | ms | TFLOP/s | of GEMM | unique MB | gather TB/s | of copy | vs Triton |\n"
+       "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  bench_prefill(64, gemm, copy);
+  bench_prefill(128, gemm, copy);
+  for (int H : {64, 128})
+    for (int T : {1, 8, 64}) bench_decode(T, H, gemm, copy);
+  if (argc > 1) {
+    FILE* f = std::fopen(argv[1], "w");
+    if (f) std::fputs(out_md.c_str(), f), std::fclose(f);
+  }
+  return 0;
+}

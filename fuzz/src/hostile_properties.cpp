@@ -1,0 +1,208 @@
+// Hostile inputs: whatever a caller passes, the contract answers with exactly one documented
+// catalog id (the same first id from check and validate), never another exception or a crash; and
+// an input the strict contract accepts runs through the reference to finite outputs.
+#include <cmath>
+#include <limits>
+#include <rapidcheck.h>
+
+#include "kparity/core/format.hpp"
+#include "kparity/diagnostics/catalog.hpp"
+#include "kparity/diagnostics/examples.hpp"
+#include "kparity/fuzz/property.hpp"
+
+namespace kparity::fuzz {
+namespace {
+
+const std::vector<const CatalogEntry*>& active_entries() {
+  static const auto entries = [] {
+    std::vector<const CatalogEntry*> v;
+    for (const auto& e : Catalog::embedded().entries())
+      if (e.status == "active" && e.record.contains("erroneousExample")) v.push_back(&e);
+    return v;
+  }();
+  return entries;
+}
+
+// Names whose contents the example pins (fixture or override values/fill): refilling them would
+// change what the example is about.
+bool pinned(const nlohmann::json& example, const std::string& name) {
+  const auto& fx = embedded_fixtures().at(example.at("fixture").get<std::string>());
+  if (fx.contains("tensors") && fx["tensors"].contains(name)) {
+    const auto& t = fx["tensors"][name];
+    if (t.contains("values") || t.contains("fill")) return true;
+  }
+  if (!example.contains("set")) return false;
+  for (const auto& [k, v] : example["set"].items())
+    if (k == name + ".values" || k == name + ".fill") return true;
+  return false;
+}
+
+void refill(BuiltExample& ex, const nlohmann::json& example, std::uint64_t seed) {
+  for (auto& t : ex.storage) {
+    if (!is_floating(t->dtype())) continue;
+    for (const auto& [name, view] : ex.bag.tensors) {
+      if (view.data == t->view().data && !pinned(example, name)) t->fill_normal(seed ^ std::hash<std::string>{}(name), 0.0, 0.5);
+    }
+  }
+}
+
+// The first error of check() and of validate(), or "" when the call is accepted.
+struct Verdict {
+  std::string check_id, validate_id;
+  bool check_threw_other = false;
+  std::string other;
+};
+Verdict judge(const OpContract& c, const ArgBag& bag, const ValidateOptions& o) {
+  Verdict v;
+  try {
+    c.check(bag, o);
+  } catch (const ContractError& e) {
+    v.check_id = e.id();
+  } catch (const std::exception& e) {
+    v.check_threw_other = true;
+    v.other = e.what();
+  }
+  for (const auto& d : c.validate(bag, o)) {
+    if (d.severity == Severity::error) {
+      v.validate_id = d.id;
+      break;
+    }
+  }
+  return v;
+}
+
+void examples_fire_on_fresh_data() {
+  const auto& entries = active_entries();
+  RC_PRE(!entries.empty());
+  const CatalogEntry* e = *rc::gen::elementOf(entries);
+  const auto seed = *rc::gen::arbitrary<std::uint64_t>();
+  RC_LOG() << e->id << " " << e->slug << " seed=" << seed << "\n";
+  const OpContract* c = find_op_contract(e->op);
+  RC_ASSERT(c != nullptr);
+  for (const char* which : {"erroneousExample", "fixedExample"}) {
+    const auto& example = e->record.at(which);
+    BuiltExample ex = build_example(example);
+    refill(ex, example, seed);
+    const Verdict v = judge(*c, ex.bag, ex.options);
+    RC_LOG() << which << ": check=" << v.check_id << " validate=" << v.validate_id << " other=" << v.other << "\n";
+    RC_ASSERT(!v.check_threw_other);
+    RC_ASSERT(v.check_id == v.validate_id);
+    RC_ASSERT(v.check_id == (std::string(which) == "erroneousExample" ? e->id : std::string()));
+  }
+}
+
+// One random corruption of a tensor, scalar or flag; storage for new tensors goes into `keep`.
+void mutate(ArgBag& bag, std::vector<std::unique_ptr<Tensor>>& keep, std::string& what) {
+  const int kind = *rc::gen::inRange(0, 8);
+  if (kind == 6 && !bag.scalars.empty()) {
+    auto it = std::next(bag.scalars.begin(), *rc::gen::inRange<long>(0, static_cast<long>(bag.scalars.size())));
+    it->second = *rc::gen::element(std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                                   -1.0, 0.0, 1e30, 3.0);
+    what += " scalar " + it->first + "=" + std::to_string(it->second);
+    return;
+  }
+  if (kind == 7 && !bag.flags.empty()) {
+    auto it = std::next(bag.flags.begin(), *rc::gen::inRange<long>(0, static_cast<long>(bag.flags.size())));
+    it->second = !it->second;
+    what += " flag " + it->first;
+    return;
+  }
+  auto it = std::next(bag.tensors.begin(), *rc::gen::inRange<long>(0, static_cast<long>(bag.tensors.size())));
+  TensorView& v = it->second;
+  const Device dev = v.device;
+  Shape shape = v.shape();
+  DType dtype = v.dtype;
+  Shape strides;
+  switch (kind) {
+    case 0:
+      dtype = *rc::gen::elementOf(std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)));
+      break;
+    case 1:
+      if (!shape.empty()) {
+        auto& d = shape[static_cast<std::size_t>(*rc::gen::inRange<long>(0, static_cast<long>(shape.size())))];
+        d = std::max<std::int64_t>(0, d + *rc::gen::element<std::int64_t>(-1, 1, 2));
+      }
+      break;
+    case 2:
+      if (shape.size() < kMaxRank && *rc::gen::arbitrary<bool>()) shape.push_back(1);
+      else if (!shape.empty()) shape.pop_back();
+      break;
+    case 3:
+      // Padded innermost stride: same logical values, not contiguous.
+      strides.assign(shape.size(), 0);
+      for (std::int64_t i = static_cast<std::int64_t>(shape.size()) - 1, s = 2; i >= 0; --i) {
+        strides[static_cast<std::size_t>(i)] = s;
+        s *= std::max<std::int64_t>(1, shape[static_cast<std::size_t>(i)]);
+      }
+      break;
+    case 4:
+      v.device = *rc::gen::element(Device::cpu(), Device::cuda(1));
+      what += " device " + it->first + "=" + v.device.str();
+      return;
+    default: {  // one element set to a hostile value
+      if (v.numel() == 0) return;
+      const std::int64_t i = *rc::gen::inRange<std::int64_t>(0, v.numel());
+      const double val = is_floating(v.dtype)
+                             ? *rc::gen::element(std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity(), 1e6)
+                             : static_cast<double>(*rc::gen::inRange<std::int64_t>(-3, 70000));
+      v.with_device(Device::cpu()).store_flat(i, val);
+      what += " value " + it->first + "[" + std::to_string(i) + "]=" + std::to_string(val);
+      return;
+    }
+  }
+  auto t = std::make_unique<Tensor>(strides.empty() ? Tensor(dtype, shape) : Tensor::strided(dtype, shape, strides));
+  if (is_floating(dtype)) t->fill_normal(*rc::gen::arbitrary<std::uint64_t>(), 0.0, 0.5);
+  else t->fill_int(*rc::gen::arbitrary<std::uint64_t>(), 0, 2);
+  // Keep the old contents where the shapes agree, so index data stays meaningful.
+  if (t->shape() == v.shape()) copy_convert(v.with_device(Device::cpu()), t->view());
+  what += " " + it->first + "->" + std::string(dtype_name(dtype)) + py_tuple(shape) + (strides.empty() ? "" : " strided");
+  v = t->view_on(dev);
+  keep.push_back(std::move(t));
+}
+
+void mutations_are_consistent() {
+  const auto& ops = op_contracts();
+  const OpContract& c = *rc::gen::elementOf(std::vector<OpContract>(ops.begin(), ops.end()));
+  nlohmann::json base;
+  for (const auto& [name, fx] : embedded_fixtures().items())
+    if (fx.value("op", "") == c.op && name.find("minimal") != std::string::npos) base = {{"fixture", name}, {"set", nlohmann::json::object()}};
+  RC_PRE(!base.is_null());
+  BuiltExample ex = build_example(base);
+  ex.options = ValidateOptions::strict(Entry::cuda_kernel);
+  std::vector<std::unique_ptr<Tensor>> keep;
+  std::string what;
+  const int n = *rc::gen::inRange(1, 4);
+  for (int i = 0; i < n; ++i) mutate(ex.bag, keep, what);
+  RC_LOG() << c.op << ":" << what << "\n";
+  const Verdict v = judge(c, ex.bag, ex.options);
+  RC_LOG() << "check=" << v.check_id << " validate=" << v.validate_id << " other=" << v.other << "\n";
+  RC_ASSERT(!v.check_threw_other);
+  RC_ASSERT(v.check_id == v.validate_id);
+  if (!v.check_id.empty()) {
+    const CatalogEntry* e = Catalog::embedded().by_id(v.check_id);
+    RC_ASSERT(e != nullptr);
+    RC_ASSERT(e->op.substr(0, e->op.find('/')) == std::string(c.op.substr(0, c.op.find('/'))));
+    return;
+  }
+  // Accepted by the strictest contract: the reference must run and produce finite outputs.
+  for (auto& [name, view] : ex.bag.tensors) view = view.with_device(Device::cpu());
+  run_reference(c.op, ex.bag, reference::Precision::faithful, ValidateOptions::strict(Entry::reference));
+  for (const char* out : {"out", "lse", "final_state", "initial_state"}) {
+    if (std::string(out) == "lse" && !ex.bag.flag("return_lse")) continue;  // not written then
+    if (const TensorView* o = ex.bag.tensor(out)) {
+      RC_LOG() << "non-finite " << out << "\n";
+      RC_ASSERT(all_finite(*o));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Property> hostile_properties() {
+  return {
+      {"catalog/examples-fire-exactly-their-id-on-fresh-data", "hostile", examples_fire_on_fresh_data},
+      {"contracts/mutations-get-one-documented-id", "hostile", mutations_are_consistent},
+  };
+}
+
+}  // namespace kparity::fuzz

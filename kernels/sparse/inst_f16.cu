@@ -1,0 +1,13 @@
+// fp16 instantiations of the sparse attention kernels.
+#include "sparse/launch_impl.cuh"
+
+namespace kparity::kernels::sparse {
+
+cudaError_t launch_attn_f16(const AttnParams& p, int dp, int ht, cudaStream_t stream) {
+  return launch_attn_t<__half>(p, dp, ht, stream);
+}
+cudaError_t launch_combine_f16(const AttnParams& p, cudaStream_t stream) {
+  return launch_combine_t<__half>(p, stream);
+}
+
+}  // namespace kparity::kernels::sparse

@@ -1,0 +1,90 @@
+// sparse/paged_decode launcher: as prefill with one source and no shift, plus split-K over the key
+// list when T * ceil(H / head_tile) leaves SMs idle and the caller gave a workspace.
+#include <algorithm>
+
+#include "kparity/kernels/sparse.hpp"
+#include "sparse/prepare.hpp"
+#include "src/launch_util.hpp"
+
+namespace kparity::kernels::sparse {
+namespace {
+constexpr std::string_view kOp = kparity::sparse::kPagedDecodeOp;
+constexpr std::string_view kUnsupportedId = "e709e8561aa77c9b";  // proposed sparse-kernel-unsupported
+constexpr std::int64_t kMaxSplits = 128;  // the combine kernel keeps one weight per split in shared memory
+
+detail::OpViews views_of(const PagedDecodeArgs& a) {
+  detail::OpViews v;
+  v.q = &a.q;
+  v.src[0] = &a.unified_kv;
+  v.idx[0] = &a.kv_indices;
+  v.ptr[0] = &a.kv_indptr;
+  v.names[0] = "unified_kv", v.names[2] = "kv_indices", v.names[4] = "kv_indptr";
+  v.sink = &a.attn_sink;
+  v.out = &a.out;
+  v.lse = a.return_lse && a.lse ? &*a.lse : nullptr;
+  v.scale = a.softmax_scale;
+  return v;
+}
+
+// Splits that bring the grid up to one CTA per SM (1 CTA/SM at D = 512); 1 when it is already full.
+std::int64_t choose_splits(std::int64_t T, std::int64_t H, std::int64_t ht, const SparseTuning& tu) {
+  if (tu.kv_splits > 0) return std::min<std::int64_t>(tu.kv_splits, kMaxSplits);
+  const std::int64_t ctas = T * ((H + ht - 1) / ht);
+  if (ctas == 0 || ctas >= kernels::detail::sm_count()) return 1;
+  return std::min<std::int64_t>((kernels::detail::sm_count() + ctas - 1) / ctas, kMaxSplits);
+}
+
+std::size_t bytes_for(const AttnParams& p) {
+  const std::size_t acc = static_cast<std::size_t>(p.splits * p.T * p.H * p.D) * sizeof(float);
+  return (acc + 15) / 16 * 16 + static_cast<std::size_t>(p.splits * p.T * p.H * 2) * sizeof(float);
+}
+}  // namespace
+
+std::size_t paged_decode_workspace_bytes(const PagedDecodeArgs& a, const SparseTuning& tu) {
+  detail::Plan plan;
+  if (!detail::make_plan(kOp, kUnsupportedId, views_of(a), tu, plan).ok()) return 0;
+  plan.p.splits = choose_splits(plan.p.T, plan.p.H, plan.ht, tu);
+  return plan.p.splits > 1 ? bytes_for(plan.p) : 0;
+}
+
+Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o, DecodeWorkspace ws,
+                    const SparseTuning& tu) {
+  ValidateOptions shape = o.validate;
+  shape.deep = false;
+  Status status = kparity::sparse::try_check_paged_decode(a, shape);
+  if (!status.ok()) return status;
+  if (a.return_lse && !a.lse)
+    return detail::unsupported(kOp, kUnsupportedId, "lse", "None", "an lse buffer when return_lse");
+  if (o.validate.deep) {
+    PagedDecodeArgs m = a;
+    kernels::detail::HostMirror mir[5];
+    TensorView* views[5] = {&m.q, &m.unified_kv, &m.kv_indices, &m.kv_indptr, &m.attn_sink};
+    for (int i = 0; i < 5; ++i) {
+      if (auto e = kernels::detail::mirror_to_host(*views[i], mir[i], stream); e != cudaSuccess)
+        return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
+      *views[i] = mir[i].view;
+    }
+    Status deep = kernels::detail::deep_only(kparity::sparse::validate_paged_decode(m, o.validate));
+    if (!deep.ok()) return deep;
+  }
+  detail::Plan plan;
+  if (Status s = detail::make_plan(kOp, kUnsupportedId, views_of(a), tu, plan); !s.ok()) return s;
+  plan.p.splits = choose_splits(plan.p.T, plan.p.H, plan.ht, tu);
+  if (plan.p.splits > 1) {
+    const std::size_t need = bytes_for(plan.p);
+    if (ws.data == nullptr || ws.bytes < need || (reinterpret_cast<std::uintptr_t>(ws.data) & 15u) != 0) {
+      plan.p.splits = 1;  // documented fallback: single pass, no hidden allocation
+    } else {
+      const std::size_t acc = static_cast<std::size_t>(plan.p.splits * plan.p.T * plan.p.H * plan.p.D) * sizeof(float);
+      plan.p.ws_acc = static_cast<float*>(ws.data);
+      plan.p.ws_ml = reinterpret_cast<float*>(static_cast<char*>(ws.data) + (acc + 15) / 16 * 16);
+    }
+  }
+  if (plan.p.T * plan.p.n_head_tiles * plan.p.splits > 0x7fffffffLL)
+    return detail::unsupported(kOp, kUnsupportedId, "kv_splits", std::to_string(plan.p.splits),
+                                            "T * ceil(H / head_tile) * splits < 2^31");
+  Status done = detail::launch(kOp, plan, a.q.dtype == DType::bf16, stream, o);
+  return done.ok() ? status : done;
+}
+
+}  // namespace kparity::kernels::sparse

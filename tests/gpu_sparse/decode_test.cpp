@@ -1,0 +1,71 @@
+// sparse/paged_decode kernel (single pass and split-K + combine) vs the reference (spec F.0).
+#include <cmath>
+#include <string>
+
+#include "gpu_case.hpp"
+
+namespace kpt {
+namespace {
+
+using kparity::kernels::sparse::SparseTuning;
+
+// Decode lists hold valid rows only (F.0 item 2): no sentinels.
+Case decode_case(std::uint64_t seed, DType dt, std::int64_t T, std::int64_t H, std::int64_t D, std::int64_t keys) {
+  Case c = random_case(seed, {.dt = dt, .T = T, .H = H, .D = D, .P = 4096, .Ne = 0, .max_pre = keys, .max_ext = 0,
+                              .sentinel_rate = 0.0});
+  for (std::int64_t t = 0; t < T; ++t) c.pre[t].resize(keys - (t % 3) * 7, 11);  // uneven lengths
+  if (T > 2) c.pre[1].clear();                                                   // an empty span
+  return c;
+}
+
+TEST(GpuSparseDecode, MatchesOracleSinglePassAndSplitK) {
+  KPT_REQUIRE_GPU();
+  struct Shape { DType dt; std::int64_t T, H, D, keys; };
+  const Shape shapes[] = {{DType::bf16, 1, 64, 512, 2048}, {DType::bf16, 8, 16, 512, 700},
+                          {DType::f16, 3, 48, 128, 300},   {DType::bf16, 2, 128, 512, 256}};
+  std::uint64_t seed = 300;
+  for (const Shape& s : shapes) {
+    Case c = decode_case(++seed, s.dt, s.T, s.H, s.D, s.keys);
+    SCOPED_TRACE(std::string(dtype_name(s.dt)) + " T=" + std::to_string(s.T) + " H=" + std::to_string(s.H));
+    const Result ora = run_decode(c, Precision::oracle);
+    const Expect e = closed_form(c);
+    for (int splits : {1, 0, 7}) {  // single pass, automatic split-K, a split count that leaves empty ranges
+      SCOPED_TRACE("kv_splits=" + std::to_string(splits));
+      const Result r = run_decode_gpu(c, SparseTuning{.kv_splits = splits});
+      EXPECT_TRUE(within(r.out, ora.out, uniform_bound(ora.out.size(), 2e-2, ora.out, 2e-2)));
+      // Same rounding points as prefill's faithful mode; split-K adds one fp32 rescale per split,
+      // inside the (n + 2) e accumulation term.
+      EXPECT_TRUE(within(r.out, e.out, faithful_out_bound(e, c.dt)));
+      EXPECT_TRUE(within(r.lse, e.lse, faithful_lse_bound(e)));
+    }
+  }
+}
+
+TEST(GpuSparseDecode, WithoutWorkspaceRunsSinglePass) {
+  KPT_REQUIRE_GPU();
+  Case c = decode_case(400, DType::bf16, 2, 16, 256, 400);
+  const Result a = run_decode_gpu(c, {}, false);
+  const Result b = run_decode_gpu(c, SparseTuning{.kv_splits = 1});
+  EXPECT_TRUE(identical(a.out, b.out));  // no workspace: the documented single-pass fallback
+}
+
+TEST(GpuSparseDecode, EmptySpanAndInfiniteSinks) {
+  KPT_REQUIRE_GPU();
+  Case c = decode_case(401, DType::bf16, 3, 4, 64, 50);
+  c.sink.view().store_flat(0, kInf);
+  c.sink.view().store_flat(1, -kInf);
+  for (int splits : {1, 5}) {
+    const Result r = run_decode_gpu(c, SparseTuning{.kv_splits = splits});
+    for (std::int64_t t = 0; t < 3; ++t)
+      for (std::int64_t d = 0; d < c.D; ++d) EXPECT_EQ(r.out[(t * 4 + 0) * c.D + d], 0.0);  // +inf sink
+    EXPECT_EQ(r.lse[0], -kInf);
+    for (std::int64_t h = 0; h < 4; ++h) {  // token 1 has no keys
+      for (std::int64_t d = 0; d < c.D; ++d) EXPECT_EQ(r.out[(4 + h) * c.D + d], 0.0);
+      const double sig = static_cast<double>(static_cast<float>(c.sink.view().at({h})));
+      EXPECT_EQ(r.lse[4 + h], h == 0 ? -kInf : sig);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kpt
