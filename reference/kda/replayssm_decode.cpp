@@ -140,7 +140,7 @@ void run(const ReplaySsmDecodeArgs& x) {
       } else {  // B.2.6: append at c; k only from the first value head of the group
         for (std::int64_t j = 0; j < d.V; ++j) st(x.d_cache, {s, hv, c, j}, dl[j]);
         for (std::int64_t k = 0; k < d.K; ++k) st(x.g_cache, {s, hv, c, k}, t.g[k]);
-        if (hv % d.G == d.G - 1)
+        if (hv % d.G == 0)
           for (std::int64_t k = 0; k < d.K; ++k) st(x.k_cache, {s, hv / d.G, c, k}, t.k_hat[k]);
       }
     }

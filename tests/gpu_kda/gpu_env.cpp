@@ -1,5 +1,6 @@
 #include "gpu_env.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -61,7 +62,11 @@ namespace {
 class NoDeviceSkip : public ::testing::Environment {
  public:
   void SetUp() override {
-    if (!kparity::gpu_test::has_cuda_device()) GTEST_SKIP() << "skipped: no CUDA device";
+    if (!kparity::gpu_test::has_cuda_device()) {
+      std::fputs("skipped: no CUDA device\n", stdout);
+      std::fflush(stdout);
+      GTEST_SKIP();
+    }
   }
 };
 [[maybe_unused]] ::testing::Environment* const kEnv = ::testing::AddGlobalTestEnvironment(new NoDeviceSkip);

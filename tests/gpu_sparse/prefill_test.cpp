@@ -25,7 +25,9 @@ void expect_matches_oracle(const Case& c, const Result& ker, const char* what) {
   const Result ora = run_prefill(c, Precision::oracle);
   EXPECT_TRUE(within(ker.out, ora.out, uniform_bound(ora.out.size(), 2e-2, ora.out, 2e-2))) << "AP-S1 out";
   EXPECT_TRUE(within(ker.out, e.out, faithful_out_bound(e, c.dt))) << "recipe bound out";
-  if (!ker.lse.empty()) EXPECT_TRUE(within(ker.lse, e.lse, faithful_lse_bound(e))) << "recipe bound lse";
+  if (!ker.lse.empty()) {
+    EXPECT_TRUE(within(ker.lse, e.lse, faithful_lse_bound(e))) << "recipe bound lse";
+  }
   EXPECT_GT(norm1(ker.out), 0.0) << "the kernel wrote nothing";
 }
 
@@ -135,8 +137,11 @@ TEST(GpuSparsePrefill, ExactRecipes) {
   for (std::int64_t h = 0; h < 17; ++h)
     for (std::int64_t d = 0; d < c.D; ++d) {
       EXPECT_EQ(r.out[(0 * 17 + h) * c.D + d], h < 8 ? u(5, d) : u(5, d) / 2) << "single key h=" << h;
-      if (h < 8) EXPECT_EQ(r.out[(1 * 17 + h) * c.D + d], (u(1, d) + 2 * u(3, d) + k(0, d)) / 4) << "mean h=" << h;
-      if (h >= 8) EXPECT_EQ(r.out[(2 * 17 + h) * c.D + d], (u(2, d) + u(7, d) + k(1, d)) / 4) << "sink h=" << h;
+      if (h < 8) {
+        EXPECT_EQ(r.out[(1 * 17 + h) * c.D + d], (u(1, d) + 2 * u(3, d) + k(0, d)) / 4) << "mean h=" << h;
+      } else {
+        EXPECT_EQ(r.out[(2 * 17 + h) * c.D + d], (u(2, d) + u(7, d) + k(1, d)) / 4) << "sink h=" << h;
+      }
     }
 }
 

@@ -1,0 +1,43 @@
+// Every fuzz property as a GoogleTest case with a pinned seed and a CI-sized budget; the campaign
+// (kparity-fuzz) runs the same properties with larger budgets. KPARITY_FUZZ_SEED overrides the seed.
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <string>
+
+#include "kparity/fuzz/property.hpp"
+
+namespace {
+
+std::uint64_t seed_for(const std::string& name) {
+  std::uint64_t h = 0x6b7061726974ull;
+  if (const char* s = std::getenv("KPARITY_FUZZ_SEED")) h = std::strtoull(s, nullptr, 0);
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+class PropertyTest : public testing::Test {
+ public:
+  explicit PropertyTest(kparity::fuzz::Property p) : p_(std::move(p)) {}
+  void TestBody() override {
+    const std::uint64_t seed = seed_for(p_.name);
+    const auto r = kparity::fuzz::run_property(p_, seed, 25, 60, true);
+    EXPECT_TRUE(r.passed) << p_.name << " failed with seed " << seed << " after " << r.cases << " cases\n"
+                          << r.message << "repro: kparity-fuzz --filter '" << p_.name << "' --property-seed " << seed;
+  }
+
+ private:
+  kparity::fuzz::Property p_;
+};
+
+const bool registered = [] {
+  for (const auto& p : kparity::fuzz::all_properties()) {
+    std::string test = p.name;
+    for (char& c : test)
+      if (c == '/' || c == '-') c = '_';
+    testing::RegisterTest(("Fuzz_" + p.kind).c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                          [p]() -> testing::Test* { return new PropertyTest(p); });
+  }
+  return true;
+}();
+
+}  // namespace
