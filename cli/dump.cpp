@@ -30,8 +30,9 @@ void provide(ArgBag& bag, std::map<std::string, Tensor>& owned, const std::strin
 void allocate_recurrent(ArgBag& bag, std::map<std::string, Tensor>& owned) {
   const TensorView* q = bag.tensor("q");
   const TensorView* v = bag.tensor("v");
-  if (!q || !v || q->ndim() != 3 || v->ndim() != 3) return;
-  provide(bag, owned, "out", v->dtype, {v->size(0), v->size(1), v->size(2)});
+  if (!v) return;
+  provide(bag, owned, "out", v->dtype, v->shape());  // like fla's empty_like(v)
+  if (!q || q->ndim() != 3 || v->ndim() != 3) return;
   std::int64_t n = 1;
   if (const TensorView* cu = bag.tensor("cu_seqlens")) {
     if (cu->ndim() != 1 || cu->size(0) < 1) return;
@@ -49,12 +50,13 @@ void allocate_decode(ArgBag& bag, std::map<std::string, Tensor>& owned) {
   provide(bag, owned, "out", x->dtype, {x->size(0), 1, s->size(1), s->size(2)});
 }
 
-// out [T, H, D] like q; lse [T, H] fp32 when return_lse.
+// out like q (upstream's empty_like, so a malformed q still reaches its own check); lse [T, H] fp32
+// when return_lse.
 void allocate_sparse(ArgBag& bag, std::map<std::string, Tensor>& owned) {
   const TensorView* q = bag.tensor("q");
-  if (!q || q->ndim() != 3) return;
-  provide(bag, owned, "out", q->dtype, {q->size(0), q->size(1), q->size(2)});
-  if (bag.flag("return_lse")) provide(bag, owned, "lse", DType::f32, {q->size(0), q->size(1)});
+  if (!q) return;
+  provide(bag, owned, "out", q->dtype, q->shape());
+  if (bag.flag("return_lse") && q->ndim() >= 2) provide(bag, owned, "lse", DType::f32, {q->size(0), q->size(1)});
 }
 
 const std::vector<OpRunner>& runners() {

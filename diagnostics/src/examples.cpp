@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "util.hpp"
@@ -47,7 +48,7 @@ std::unique_ptr<Tensor> build_tensor(const std::string& name, const json& spec, 
   const std::string where = "tensor `" + name + "`";
   if (!spec.is_object()) bad(where, "expected an object with shape and dtype");
   for (const auto& [k, _] : spec.items()) {
-    static const std::set<std::string> known = {"shape", "dtype", "device", "strides", "offset", "values", "fill", "doc"};
+    static const std::set<std::string> known = {"shape", "dtype", "device", "strides", "offset", "values", "fill", "alias", "doc"};
     if (!known.count(k)) bad(where, "unknown field `" + k + "`");
   }
   if (!spec.contains("shape") || !spec.contains("dtype")) bad(where, "needs shape and dtype");
@@ -109,6 +110,34 @@ std::unique_ptr<Tensor> build_tensor(const std::string& name, const json& spec, 
   return t;
 }
 
+// `<tensor>.alias: "<other>"` makes the tensor a view of the other one's memory (its own shape,
+// dtype and strides, starting at the other's first element), for the overlap checks. It is never
+// filled: writing through it would change the other tensor's values.
+TensorView alias_view(const std::string& name, const json& spec, const std::map<std::string, const Tensor*>& owners,
+                      Device device) {
+  const std::string where = "tensor `" + name + "`.alias";
+  if (!spec["alias"].is_string()) bad(where, "expected the name of another tensor");
+  const std::string target = spec["alias"].get<std::string>();
+  auto it = owners.find(target);
+  if (it == owners.end()) bad(where, "no tensor `" + target + "` to alias (an alias of an alias is not supported)");
+  if (!spec.contains("shape") || !spec.contains("dtype")) bad("tensor `" + name + "`", "needs shape and dtype");
+  const Shape shape = int_list(spec["shape"], "tensor `" + name + "`.shape", false);
+  const auto dtype = spec["dtype"].is_string() ? parse_dtype(spec["dtype"].get<std::string>()) : std::nullopt;
+  if (!dtype) bad("tensor `" + name + "`.dtype", "unknown dtype " + spec["dtype"].dump());
+  Shape strides(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * std::max<std::int64_t>(shape[d + 1], 1);
+  if (spec.contains("strides")) strides = int_list(spec["strides"], "tensor `" + name + "`.strides", false);
+  if (strides.size() != shape.size()) bad("tensor `" + name + "`.strides", "needs one stride per dimension");
+  const Tensor& owner = *it->second;
+  std::byte* begin = static_cast<std::byte*>(owner.view().data);
+  const std::byte* end = owner.storage().data() + owner.storage().size();
+  TensorView v(begin, *dtype, shape, strides, device);
+  const std::int64_t hi = v.offset_range().second;
+  if (v.numel() > 0 && begin + (hi + 1) * static_cast<std::int64_t>(dtype_size(*dtype)) > end)
+    bad(where, "the view reaches past the memory of `" + target + "`");
+  return v;
+}
+
 ValidateOptions parse_options(const json& o) {
   ValidateOptions opt;
   if (o.is_null()) return opt;
@@ -156,7 +185,7 @@ BuiltExample build_example(const json& example, const json& fixtures) {
       if (field.empty()) bad(where, "needs a name after the dot");
       json& table = head == "scalars" ? scalars : flags;
       if (val.is_null()) table.erase(field);
-      else if (head == "scalars" && val.is_number()) table[field] = val;
+      else if (head == "scalars" && (val.is_number() || val.is_string())) table[field] = number_of(val, where);
       else if (head == "flags" && val.is_boolean()) table[field] = val;
       else bad(where, head == "scalars" ? "expected a number or null" : "expected true or false");
       continue;
@@ -174,7 +203,7 @@ BuiltExample build_example(const json& example, const json& fixtures) {
       continue;
     }
     if (!tensors.contains(head)) bad(where, "fixture '" + fname + "' has no tensor `" + head + "`");
-    static const std::set<std::string> fields = {"dtype", "shape", "strides", "offset", "device", "values", "fill"};
+    static const std::set<std::string> fields = {"dtype", "shape", "strides", "offset", "device", "values", "fill", "alias"};
     if (!fields.count(field)) bad(where, "unknown tensor field `" + field + "`");
     json& spec = tensors[head];
     spec[field] = val;
@@ -189,17 +218,25 @@ BuiltExample build_example(const json& example, const json& fixtures) {
   BuiltExample out;
   out.op = fx.value("op", std::string());
   out.options = parse_options(example.value("options", json()));
-  for (const auto& [name, spec] : tensors.items()) {
-    auto t = build_tensor(name, spec, values_overridden.count(name) > 0);
-    std::string dev = spec.value("device", std::string("cpu"));
+  auto device_of = [](const std::string& name, const json& spec) {
+    const std::string dev = spec.value("device", std::string("cpu"));
     const auto device = Device::parse(dev);
     if (!device) bad("tensor `" + name + "`.device", "unknown device '" + dev + "'");
-    out.bag.tensors.emplace(name, t->view_on(*device));
+    return *device;
+  };
+  std::map<std::string, const Tensor*> owners;
+  for (const auto& [name, spec] : tensors.items()) {
+    if (spec.is_object() && spec.contains("alias")) continue;
+    auto t = build_tensor(name, spec, values_overridden.count(name) > 0);
+    out.bag.tensors.emplace(name, t->view_on(device_of(name, spec)));
+    owners.emplace(name, t.get());
     out.storage.push_back(std::move(t));
   }
+  // Aliases last: they need the memory of the tensor they alias.
+  for (const auto& [name, spec] : tensors.items())
+    if (spec.is_object() && spec.contains("alias")) out.bag.tensors.emplace(name, alias_view(name, spec, owners, device_of(name, spec)));
   for (const auto& [name, v] : scalars.items()) {
-    if (!v.is_number()) bad("scalars." + name, "expected a number");
-    out.bag.scalars.emplace(name, v.get<double>());
+    out.bag.scalars.emplace(name, number_of(v, "scalars." + name));
   }
   for (const auto& [name, v] : flags.items()) {
     if (!v.is_boolean()) bad("flags." + name, "expected true or false");

@@ -76,7 +76,7 @@ void fill_decode_inputs(const DecodeViews& v, const kparity::kda::DecodeDims& d,
 }
 
 std::int64_t choose_vtile(std::int64_t rows_x_heads, std::int64_t V) {
-  const std::int64_t want = 2 * static_cast<std::int64_t>(kernels::detail::sm_count());
+  const std::int64_t want = 4 * static_cast<std::int64_t>(kernels::detail::sm_count());
   std::int64_t vt = V;
   while (vt > 16 && rows_x_heads * (V / vt) < want) vt /= 2;
   return vt;

@@ -24,7 +24,7 @@ Status check_decode_support(std::string_view op, std::string_view id, const Deco
 
 void fill_decode_inputs(const DecodeViews& v, const kparity::kda::DecodeDims& d, DecodeInputs& in);
 
-// Largest V tile (power of two, >= 16) that still gives about two CTAs per SM; small batches get
+// Largest V tile (power of two, >= 16) that still gives about four CTAs per SM; small batches get
 // more, thinner CTAs so the whole GPU streams the state.
 std::int64_t choose_vtile(std::int64_t rows_x_heads, std::int64_t V);
 

@@ -104,6 +104,25 @@ __device__ __forceinline__ float2 block_sum2(float x, float y, float* scratch) {
   return r;
 }
 
+// dst[e] = load(e) for e < n, the block's threads striding over e with 8 loads in flight each.
+template <int kThreads, class F>
+__device__ __forceinline__ void batched_fill(std::int64_t n, F load, float* dst) {
+  constexpr int kBatch = 8;
+  for (std::int64_t base = threadIdx.x; base < n; base += kBatch * kThreads) {
+    float v[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const std::int64_t e = base + u * kThreads;
+      v[u] = e < n ? load(e) : 0.f;
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const std::int64_t e = base + u * kThreads;
+      if (e < n) dst[e] = v[u];
+    }
+  }
+}
+
 // kda.md A.3: literal log(1 + exp(x)) with threshold 20, not log1p.
 __device__ __forceinline__ float softplus(float x) { return x > 20.f ? x : logf(1.f + expf(x)); }
 __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + expf(-x)); }

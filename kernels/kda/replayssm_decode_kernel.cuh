@@ -24,8 +24,9 @@ replayssm_decode_kernel(const ReplayParams p) {
   const DecodeInputs& in = p.in;
   extern __shared__ float smem[];
   const std::int64_t L = p.L, VT = in.vtile;
-  float* s_kw = smem;             // [L][K]: rt(k_i * W_i, out dtype)
-  float* s_d = s_kw + L * K;      // [L][VT]: rt(d_i, out dtype)
+  float* s_kw = smem;             // [L][K]: k ring as read, then rt(k_i * W_i, out dtype)
+  float* s_g = s_kw + L * K;      // [L][K]: g ring
+  float* s_d = s_g + L * K;       // [L][VT]: rt(d_i, out dtype)
   float* s_qa = s_d + L * VT;     // q_s * alpha
   float* s_ka = s_qa + K;         // k_hat * alpha
   float* s_kh = s_ka + K;         // k_hat
@@ -54,34 +55,54 @@ replayssm_decode_kernel(const ReplayParams p) {
   const int cr = static_cast<int>(c < 0 ? 0 : (c > L ? L : c));
   const bool append = !flush && c >= 0 && c < L;
 
-  // --- per-channel preamble: q, k, gate (A.3, A.5, A.6) ---
+  // --- every independent load of the step is issued before any result is used: this thread's
+  // channels of q, k and the gate inputs, then the valid ring tiles, in batches of 8 per thread,
+  // so the preamble costs one memory round trip instead of one per ring entry.
+  constexpr int kCh = (K + kT - 1) / kT;
   const char* qkv = static_cast<const char*>(in.qkv);
   const std::int64_t qrow = b * in.qkv_s0;
+  float rq_[kCh], rk_[kCh], rx_[kCh];
+  const float A_log = ld_any(in.A_log, in.A_dt, hv * in.A_s0);
+#pragma unroll
+  for (int u = 0; u < kCh; ++u) {
+    const int k = tid + u * kT;
+    if (k >= K) continue;
+    rq_[u] = ld_any(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
+    rk_[u] = ld_any(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
+    rx_[u] = ld_any(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk) +
+             ld_any(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
+  }
+  const float* gring = p.g_cache + s * p.g_s0 + hv * p.g_s1;
+  const R* kring = static_cast<const R*>(p.k_cache) + s * p.k_s0 + h * p.k_s1;
+  const R* dring = static_cast<const R*>(p.d_cache) + s * p.d_s0 + hv * p.d_s1;
+  batched_fill<kT>(cr * K, [&](std::int64_t e) { return gring[(e / K) * p.g_s2 + (e % K) * p.g_s3]; }, s_g);
+  batched_fill<kT>(cr * K, [&](std::int64_t e) { return to_f<R>(kring[(e / K) * p.k_s2 + (e % K) * p.k_s3]); }, s_kw);
+  batched_fill<kT>(cr * VT, [&](std::int64_t e) {
+    return rt<O>(to_f<R>(dring[(e / VT) * p.d_s2 + (v0 + e % VT) * p.d_s3]));
+  }, s_d);
   float ssq = 0.f, ssk = 0.f;
-  for (int k = tid; k < K; k += kT) {
-    const float q = ld_any(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
-    const float kk = ld_any(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
-    const float x = ld_any(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk) +
-                    ld_any(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
-    s_qa[k] = q;
-    s_ka[k] = kk;
-    s_al[k] = gate(x, ld_any(in.A_log, in.A_dt, hv * in.A_s0), in.has_lower_bound, in.lower_bound);
-    ssq += q * q;
-    ssk += kk * kk;
+#pragma unroll
+  for (int u = 0; u < kCh; ++u) {
+    if (tid + u * kT >= K) continue;
+    ssq += rq_[u] * rq_[u];
+    ssk += rk_[u] * rk_[u];
   }
   float rq = 1.f, rk = 1.f;
   if (in.l2norm) {  // A.5, ReplaySSM form: r = 1/sqrt(sum + 1e-6), then x * r
     const float2 n = block_sum2<kT>(ssq, ssk, s_red);
     rq = 1.f / sqrtf(n.x + 1e-6f);
     rk = 1.f / sqrtf(n.y + 1e-6f);
+  } else {
+    __syncthreads();  // publishes the ring tiles
   }
-  const float* gring = p.g_cache + s * p.g_s0 + hv * p.g_s1;
-  const R* kring = static_cast<const R*>(p.k_cache) + s * p.k_s0 + h * p.k_s1;
   float kq = 0.f;
-  for (int k = tid; k < K; k += kT) {
-    const float q_s = (s_qa[k] * rq) * in.scale;
-    const float kh = s_ka[k] * rk;
-    const float g = s_al[k];
+#pragma unroll
+  for (int u = 0; u < kCh; ++u) {
+    const int k = tid + u * kT;
+    if (k >= K) continue;
+    const float q_s = (rq_[u] * rq) * in.scale;
+    const float kh = rk_[u] * rk;
+    const float g = gate(rx_[u], A_log, in.has_lower_bound, in.lower_bound);
     const float alpha = expf(g);
     kq += kh * q_s;
     s_qa[k] = q_s * alpha;
@@ -91,24 +112,16 @@ replayssm_decode_kernel(const ReplayParams p) {
     // B.2.4: inclusive fp32 prefix P_i, then W_i = exp(Gtot - P_i) excludes entry i's own gate.
     float P = 0.f;
     for (int i = 0; i < cr; ++i) {
-      P += gring[i * p.g_s2 + k * p.g_s3];
-      s_kw[i * K + k] = P;
+      P += s_g[i * K + k];
+      s_g[i * K + k] = P;
     }
     s_dt[k] = expf(P);
-    for (int i = 0; i < cr; ++i) {
-      const float W = expf(P - s_kw[i * K + k]);
-      s_kw[i * K + k] = rt<O>(to_f<R>(kring[i * p.k_s2 + k * p.k_s3]) * W);
-    }
+    for (int i = 0; i < cr; ++i) s_kw[i * K + k] = rt<O>(s_kw[i * K + k] * expf(P - s_g[i * K + k]));
     if (append && vt == 0) {  // B.2.6: g by every head, k once per q/k group
       p.g_cache[s * p.g_s0 + hv * p.g_s1 + c * p.g_s2 + k * p.g_s3] = g;
       if (hv % in.G == 0)
         static_cast<R*>(p.k_cache)[s * p.k_s0 + h * p.k_s1 + c * p.k_s2 + k * p.k_s3] = from_f<R>(kh);
     }
-  }
-  const R* dring = static_cast<const R*>(p.d_cache) + s * p.d_s0 + hv * p.d_s1;
-  for (std::int64_t e = tid; e < cr * VT; e += kT) {
-    const std::int64_t i = e / VT, jj = e % VT;
-    s_d[e] = rt<O>(to_f<R>(dring[i * p.d_s2 + (v0 + jj) * p.d_s3]));
   }
   kq = block_sum2<kT>(kq, 0.f, s_red).x;  // its barrier also publishes the smem above
   float beta = sigmoid(ld_any(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1));
@@ -133,25 +146,35 @@ replayssm_decode_kernel(const ReplayParams p) {
   const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
   constexpr int kRowsPerPass = kWarps * Lay::kRowsPerWarp * kU;
 
-  for (std::int64_t rb = 0; rb < VT; rb += kRowsPerPass) {
-    float acc[kU][Lay::kEpl];
-    std::int64_t j[kU];
+  // Loads the state rows of one pass (kU row groups per warp) as fp32.
+  const auto load_pass = [&](std::int64_t rb, float (&dst)[kU][Lay::kEpl]) {
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      j[u] = rb + (u * kWarps + warp) * Lay::kRowsPerWarp + rig;
-      if (j[u] < VT) {
+      const std::int64_t jr = rb + (u * kWarps + warp) * Lay::kRowsPerWarp + rig;
 #pragma unroll
-        for (int ch = 0; ch < Lay::kChunks; ++ch) {
-          float t[Lay::kV];
-          load_row_chunk<S>(st + (v0 + j[u]) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
+      for (int ch = 0; ch < Lay::kChunks; ++ch) {
+        float t[Lay::kV];
+        if (jr < VT) {
+          load_row_chunk<S>(st + (v0 + jr) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
+        } else {
 #pragma unroll
-          for (int e = 0; e < Lay::kV; ++e) acc[u][ch * Lay::kV + e] = t[e];
+          for (int e = 0; e < Lay::kV; ++e) t[e] = 0.f;
         }
-      } else {
 #pragma unroll
-        for (int e = 0; e < Lay::kEpl; ++e) acc[u][e] = 0.f;
+        for (int e = 0; e < Lay::kV; ++e) dst[u][ch * Lay::kV + e] = t[e];
       }
     }
+  };
+  // Double-buffered: the next pass's rows are in flight while this pass folds the ring.
+  float acc[kU][Lay::kEpl];
+  load_pass(0, acc);
+  for (std::int64_t rb = 0; rb < VT; rb += kRowsPerPass) {
+    float nxt[kU][Lay::kEpl];
+    const bool more = rb + kRowsPerPass < VT;
+    if (more) load_pass(rb + kRowsPerPass, nxt);
+    std::int64_t j[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) j[u] = rb + (u * kWarps + warp) * Lay::kRowsPerWarp + rig;
 #pragma unroll
     for (int u = 0; u < kU; ++u)
 #pragma unroll
@@ -198,6 +221,12 @@ replayssm_decode_kernel(const ReplayParams p) {
           store_row_chunk<S>(st + (v0 + j[u]) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
         }
       }
+    }
+    if (more) {
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+#pragma unroll
+        for (int e = 0; e < Lay::kEpl; ++e) acc[u][e] = nxt[u][e];
     }
   }
   __syncthreads();

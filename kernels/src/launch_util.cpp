@@ -1,7 +1,5 @@
 #include "src/launch_util.hpp"
 
-#include <array>
-#include <atomic>
 #include <cstring>
 
 #include "kparity/diagnostics/catalog.hpp"
@@ -34,14 +32,15 @@ Status not_implemented(std::string_view op, std::string_view id, std::string nam
 }
 
 int sm_count() {
-  static std::array<std::atomic<int>, 64> cache{};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 132;
-  int n = cache[dev].load(std::memory_order_relaxed);
-  if (n == 0) {
-    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) n = 132;
-    cache[dev].store(n, std::memory_order_relaxed);
-  }
+  // Read once per process: the count only steers the V-tile choice (speed, never results), and a
+  // per-call driver query would dominate the launcher's host cost.
+  static const int n = [] {
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        v <= 0)
+      v = 132;
+    return v;
+  }();
   return n;
 }
 

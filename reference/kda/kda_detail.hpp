@@ -38,7 +38,7 @@ R host_scalar(double v) { return static_cast<R>(v); }
 
 // A.3 item 3: literal log(1 + exp(x)) with threshold 20 (sglang's Helion/Triton form, not log1p).
 template <class R>
-R softplus(R x) { return x > R(20) ? x : std::log1p(std::exp(x)); }
+R softplus(R x) { return x > R(20) ? x : std::log(R(1) + std::exp(x)); }
 
 template <class R>
 R sigmoid(R x) { return R(1) / (R(1) + std::exp(-x)); }

@@ -28,7 +28,7 @@ void paged_decode(const PagedDecodeArgs& a, Precision p, const ValidateOptions& 
     for (std::int64_t j = span.begin; j < span.end; ++j) {
       // No sentinel test upstream: a negative entry is an invalid row, which append() refuses
       // (the deep contract reports it first).
-      keys.append(a.unified_kv, a.kv_indices.load_int(std::array{j}), false);
+      keys.append(a.unified_kv, a.kv_indices.load_int_flat(j), false);
     }
     detail::attend_token(att, t, keys);
   }

@@ -27,12 +27,12 @@ void paged_prefill(const PagedPrefillArgs& a, Precision p, const ValidateOptions
     keys.clear();
     const auto pre = detail::csr_span(a.kv_indptr_prefix, a.kv_indices_prefix, t);
     for (std::int64_t j = pre.begin; j < pre.end; ++j) {
-      const std::int64_t i = a.kv_indices_prefix.load_int(std::array{j});
+      const std::int64_t i = a.kv_indices_prefix.load_int_flat(j);
       if (i >= 0) keys.append(a.unified_kv, i, false);  // any negative value is a sentinel (C.1 item 3)
     }
     const auto ext = detail::csr_span(a.kv_indptr_extend, a.kv_indices_extend, t);
     for (std::int64_t j = ext.begin; j < ext.end; ++j) {
-      const std::int64_t e = a.kv_indices_extend.load_int(std::array{j});
+      const std::int64_t e = a.kv_indices_extend.load_int_flat(j);
       if (e >= 0) keys.append(a.kv, e, true);
     }
     detail::attend_token(att, t, keys);

@@ -38,7 +38,8 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
   for (std::int64_t h = 0; h < H; ++h) {
     for (std::int64_t d = 0; d < D; ++d) qrow[d] = static_cast<F>(a.q.load(std::array{t, h, d}));
     // The sink is widened to fp32 whatever its dtype (B.1), then shifted like an extend row.
-    const float sink32 = static_cast<float>(a.attn_sink.load(std::array{h}));
+    // Flat like upstream's pointer arithmetic and the contract's length check: any shape with >= H elements.
+    const float sink32 = static_cast<float>(a.attn_sink.load_flat(h));
     const F sig = two ? static_cast<F>(sink32) * static_cast<F>(kLog2e) + shift : static_cast<F>(sink32) + shift;
 
     bool any_nan = std::isnan(sig);
@@ -102,12 +103,13 @@ void TokenKeys::append(const TensorView& src, std::int64_t r, bool shift) {
 }
 
 Span csr_span(const TensorView& indptr, const TensorView& indices, std::int64_t t) {
-  const std::int64_t b = indptr.load_int(std::array{t}), e = indptr.load_int(std::array{t + 1});
+  // Flat, like upstream's pointer reads: index tensors of any shape are used as their flat sequence.
+  const std::int64_t b = indptr.load_int_flat(t), e = indptr.load_int_flat(t + 1);
   if (e <= b) return {b, b};
-  if (b < 0 || e > indices.size(0))
+  if (b < 0 || e > indices.numel())
     throw std::out_of_range("sparse reference: span [" + std::to_string(b) + ", " + std::to_string(e) +
                             ") of token " + std::to_string(t) + " leaves an index array of " +
-                            std::to_string(indices.size(0)) + " entries");
+                            std::to_string(indices.numel()) + " entries");
   return {b, e};
 }
 

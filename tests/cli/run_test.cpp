@@ -89,6 +89,32 @@ DumpSpec prefill_dump() {
   return d;
 }
 
+// catalog fixture kda.recurrent.minimal in the issue-3 spelling: beta as logits under `b`, flag
+// `use_qk_l2norm`, no `out` or `final_state` (the CLI allocates them).
+DumpSpec recurrent_dump() {
+  DumpSpec d;
+  auto& t = d.tensors;
+  t["q"] = Tensor(DType::bf16, {5, 1, 16});
+  t["q"].fill_normal(21, 0.0, 0.5);
+  t["k"] = Tensor(DType::bf16, {5, 1, 16});
+  t["k"].fill_normal(22, 0.0, 0.5);
+  t["v"] = Tensor(DType::bf16, {5, 2, 16});
+  t["v"].fill_normal(23, 0.0, 0.5);
+  t["a"] = Tensor(DType::bf16, {5, 2, 16});
+  t["a"].fill_normal(24, 0.0, 0.5);
+  t["dt_bias"] = Tensor(DType::f32, {2, 16});
+  t["dt_bias"].fill_normal(25, 0.0, 0.1);
+  t["A_log"] = Tensor(DType::f32, {2});
+  t["A_log"].fill_normal(26, 0.0, 0.3);
+  t["b"] = Tensor(DType::bf16, {5, 2});
+  t["b"].fill_normal(27, 0.0, 0.5);
+  t["initial_state"] = Tensor(DType::f32, {2, 2, 16, 16});
+  t["initial_state"].fill_normal(28, 0.0, 0.05);
+  t["cu_seqlens"] = ints(DType::i32, {3}, {0, 2, 5});
+  d.metadata = {{"op", "kda/recurrent"}, {"scale", "0.25"}, {"use_qk_l2norm", "true"}};
+  return d;
+}
+
 double sum_abs(const TensorView& v) {
   double s = 0;
   for (std::int64_t i = 0; i < v.numel(); ++i) s += std::fabs(v.load_flat(i));
@@ -164,6 +190,21 @@ TEST_F(RunCli, ExpectedComparisonPassesAndFails) {
   EXPECT_NE(bad.out.find("FAIL"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("mismatched 1/64"), std::string::npos) << bad.out;
   EXPECT_TRUE(fs::exists(result()));  // a mismatch still leaves the outputs for inspection
+}
+
+TEST_F(RunCli, RecurrentIssueSpellingAndAllocatedOutputs) {
+  auto r = run(recurrent_dump());
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  auto res = read_safetensors(result());
+  EXPECT_EQ(res.tensors.size(), 2u);
+  EXPECT_EQ(res.tensors["out"].shape(), (Shape{5, 2, 16}));
+  EXPECT_EQ(res.tensors["final_state"].shape(), (Shape{2, 2, 16, 16}));
+  EXPECT_EQ(res.tensors["final_state"].dtype(), DType::f32);
+  EXPECT_GT(sum_abs(res.tensors["out"].view()), 0.0);
+
+  DumpSpec both = recurrent_dump();  // beta given twice, as probabilities and as logits
+  both.tensors["beta"] = Tensor(DType::bf16, {5, 2});
+  EXPECT_EQ(run(both).rc, 2);
 }
 
 TEST_F(RunCli, SparsePrefillAllocatesOutAndLse) {

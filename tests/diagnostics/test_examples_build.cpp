@@ -119,6 +119,24 @@ TEST(BuildExample, ScalarsFlagsAndOptions) {
   EXPECT_EQ(ex.options.entry, Entry::reference);
 }
 
+TEST(BuildExample, ScalarsTakeNonFiniteStrings) {
+  auto ex = build({{"scalars.scale", "inf"}, {"scalars.lower_bound", "nan"}});
+  EXPECT_EQ(ex.bag.scalar("scale"), INFINITY);
+  EXPECT_TRUE(std::isnan(*ex.bag.scalar("lower_bound")));
+}
+
+TEST(BuildExample, AliasSharesTheOtherTensorsMemory) {
+  auto ex = build({{"padded.alias", "x"}, {"padded.shape", {3}}, {"padded.dtype", "bf16"}});
+  const TensorView& p = ex.bag.tensors.at("padded");
+  const TensorView& x = ex.bag.tensors.at("x");
+  EXPECT_EQ(p.data, x.data);
+  EXPECT_EQ(p.shape(), Shape{3});
+  EXPECT_TRUE(p.is_contiguous()) << "a shape override drops the fixture's strides";
+  EXPECT_TRUE(p.device.is_cpu()) << "the alias keeps its own device label";
+  EXPECT_THROW(build({{"padded.alias", "x"}, {"padded.shape", {4, 4}}}), CatalogError) << "reaches past x";
+  EXPECT_THROW(build({{"padded.alias", "nope"}}), CatalogError);
+}
+
 TEST(BuildExample, AddsAWholeTensor) {
   auto ex = build({{"extra_t", {{"shape", {2}}, {"dtype", "i64"}, {"device", "cuda:1"}, {"values", {4, 5}}}}});
   const TensorView& t = ex.bag.tensors.at("extra_t");

@@ -35,6 +35,13 @@ double noise(const TensorView& ref) {
   return m;
 }
 
+double storage_ulp(double x, DType t) {
+  if (t != DType::bf16 && t != DType::f16) return 0.0;
+  int e = 0;
+  std::frexp(x == 0 ? 1e-30 : x, &e);  // |x| in [2^(e-1), 2^e)
+  return std::ldexp(1.0, e - 1 - (t == DType::bf16 ? 7 : 10));
+}
+
 struct Worst {
   std::int64_t i;
   double diff;
@@ -58,7 +65,7 @@ struct Worst {
     if (d > max_abs) { max_abs = d; i_abs = i; }
     const double r = e != 0 ? d / std::abs(e) : 0;
     if (r > max_rel) { max_rel = r; i_rel = i; }
-    if (d > tol.atol + tol.rtol * std::abs(e)) { ++bad; worst.push_back({i, d}); }
+    if (d > tol.atol + tol.rtol * std::abs(e) && d > tol.ulps * storage_ulp(e, ref.dtype)) { ++bad; worst.push_back({i, d}); }
   }
   if (bad == 0) return ::testing::AssertionSuccess();
   std::sort(worst.begin(), worst.end(), [](const Worst& x, const Worst& y) { return x.diff > y.diff; });

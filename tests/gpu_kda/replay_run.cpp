@@ -34,7 +34,9 @@ void ReplayWorlds::expect_step_matches(const std::vector<bool>& flushed, const s
   const DecodeCfg& c = lp.cfg;
   const double F = tol::factor(c.lower_bound.has_value());
   EXPECT_TRUE(close(ker.out, lp.out, orc.out, tol::kReplayOut, F, tag + " out"));
-  EXPECT_TRUE(nonzero(ker.out.view()));
+  bool any_row = false;  // all-padding batches legitimately write only zeros
+  for (std::int64_t r = 0; r < c.B; ++r) any_row |= lp.idx.view().load_int_flat(r) >= 0;
+  if (any_row) EXPECT_TRUE(nonzero(ker.out.view())) << tag;
   for (std::int64_t r = 0; r < c.B; ++r) {
     const std::int64_t s = lp.idx.view().load_int_flat(r);
     if (s < 0) {

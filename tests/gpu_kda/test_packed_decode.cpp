@@ -32,7 +32,9 @@ void expect_packed_matches(const PackedRun& r, const DecodeCfg& c, const std::st
   const double F = tol::factor(c.lower_bound.has_value());
   EXPECT_TRUE(close(r.ker.out, r.lp.out, r.orc.out, tol::kPackedOut, F, tag + " out"));
   EXPECT_TRUE(close(r.ker.state, r.lp.state, r.orc.state, tol::packed_state(c.state), F, tag + " state"));
-  EXPECT_TRUE(nonzero(r.ker.out.view()));
+  bool any_row = false;  // all-padding batches legitimately write only zeros
+  for (std::int64_t i = 0; i < r.ker.idx.numel(); ++i) any_row |= r.ker.idx.view().load_int_flat(i) >= 0;
+  if (any_row) EXPECT_TRUE(nonzero(r.ker.out.view())) << tag;
 }
 
 class PackedContract : public ::testing::TestWithParam<std::tuple<DType, bool>> {};

@@ -124,6 +124,58 @@ TEST(KdaHand, ReplayReconstructionExclusiveSuffix) {
   }
 }
 
+// Faithful-mode rounding points of ReplaySSM (B.2.4 item 1, B.2.9), K = V = 1, L = 4, cursor 2,
+// bf16 out, fp32 rings and state, forced flush. Ring: d = [1 + 2^-10, 0], k = [1, 0],
+// g = [0, -0.1], so S_prev = rt(d0, bf16) * rt(k0 e^{-0.1}, bf16). The current token has
+// k = v = 0 and gate -softplus(0) = -ln 2, so the flushed state is S_prev / 2.
+// faithful: rt(1 + 2^-10) = 1, rt(0.9048374) = 0.90625 (232/256, the nearest bf16) -> 0.90625.
+// oracle:   (1 + 2^-10) * e^{-0.1} = 0.9057210..., no intermediate rounding.
+// Also the literal softplus tail (A.3 notes): a + dt_bias = -18 gives 1 + exp(-18) == 1 in fp32,
+// so the faithful g is exactly 0 (log1p would give -1.5e-8); the append writes it to g_cache.
+TEST(KdaHand, ReplayRoundingPointsAndSoftplusTail) {
+  for (Precision p : {Precision::oracle, Precision::faithful}) {
+    Tensor mixed(DType::f32, {2, 3}), a(DType::f32, {2, 1}), b(DType::f32, {2, 1}), A_log(DType::f32, {1}),
+        dt_bias(DType::f32, {1}), state(DType::f32, {2, 1, 1, 1}), dc(DType::f32, {2, 1, 4, 1}),
+        kc(DType::f32, {2, 1, 4, 1}), gc(DType::f32, {2, 1, 4, 1}), out(DType::bf16, {2, 1, 1, 1});
+    mixed.view().store(std::vector<std::int64_t>{0, 0}, 1.0);  // row 0: q = 1, k = v = 0
+    dc.view().store_flat(0, 1.0 + std::ldexp(1.0, -10));
+    kc.view().store_flat(0, 1.0);
+    gc.view().store_flat(1, -0.1);
+    a.view().store_flat(1, -18.0);  // row 1 appends with the softplus gate
+    Tensor idx = index_tensor({0, 1}), wp = index_tensor({2, 0}), ff = index_tensor({1, 0});
+    ref::replayssm_decode({mixed, a, b, A_log, dt_bias, 1.0, state, dc, kc, gc, out, idx, wp, ff.view(), false,
+                           std::nullopt, BetaRounding::fp32},
+                          p, kTiny);
+    const double alpha = 0.5;  // exp(-ln 2)
+    if (p == Precision::faithful) {
+      EXPECT_NEAR(state.view().load_flat(0), 0.90625 * alpha, 1e-7);  // alpha within 2 ulp of 1/2: < 1e-7
+      EXPECT_EQ(gc.view().at({1, 0, 0, 0}), 0.0);
+    } else {
+      EXPECT_NEAR(state.view().load_flat(0), (1.0 + std::ldexp(1.0, -10)) * std::exp(-0.1) * alpha, 1e-7);
+      EXPECT_NEAR(gc.view().at({1, 0, 0, 0}), -std::exp(-18.0), 1e-10);  // fp64: log(1 + e^-18) ~ e^-18
+    }
+  }
+}
+
+// A.5: the epsilon 1e-6 is added to the sum of squares. k = [3e-3, 4e-3]: |k|^2 = 2.5e-5, so
+// k_hat = k / sqrt(2.6e-5) = [0.58835, 0.78446] (not the unit vector [0.6, 0.8]).
+TEST(KdaHand, L2EpsilonOnSumOfSquares) {
+  for (Precision p : {Precision::oracle, Precision::faithful}) {
+    Tiny t;
+    t.mixed.view().store_flat(2, 3e-3);
+    t.mixed.view().store_flat(3, 4e-3);
+    t.state.fill(0.0);
+    auto args = t.args(0.0);
+    args.use_qk_l2norm_in_kernel = true;
+    ref::packed_decode(args, p, kTiny);
+    // Zero state, beta 1/2: S1[j][c] = 0.5 v_j k_hat_c. Stored fp32 values of the inputs are used.
+    const double k0 = static_cast<float>(3e-3), k1 = static_cast<float>(4e-3), n = std::sqrt(k0 * k0 + k1 * k1 + 1e-6);
+    // fp32: a few ulp of values <= 1.5: 1e-6.
+    EXPECT_NEAR(t.state.view().load_flat(0), 0.5 * 3 * k0 / n, 1e-6);
+    EXPECT_NEAR(t.state.view().load_flat(1), 0.5 * 3 * k1 / n, 1e-6);
+  }
+}
+
 // Spec D.4 AP-K14 (from D.3): one step, L = 1, K = V = 16, zero state, one-hot k and v, no
 // normalisation, alpha = 1, bf16 b = 0.5: state[0][0] = beta.
 TEST(KdaHand, BetaRoundingThroughBDtype) {

@@ -177,8 +177,9 @@ TEST(KdaRecurrent, BetaProbabilitiesEqualSigmoidOfLogits) {
 // Defaults: scale K^-0.5 (A.6, FLA's default) and a zero initial state; strided q.
 TEST(KdaRecurrent, DefaultsAndStrides) {
   for (Precision p : {Precision::oracle, Precision::faithful}) {
-    Rec dflt(5, 1, 2, 4, "dflt"), expl(5, 1, 2, 4, "dflt"), strided(5, 1, 2, 4, "dflt", DType::bf16, true);
+    Rec dflt(5, 2, 2, 4, "dflt"), expl(5, 2, 2, 4, "dflt"), strided(5, 2, 2, 4, "dflt", DType::bf16, true);
     dflt.has_S0 = false, strided.has_S0 = false;
+    for (Rec* r : {&dflt, &expl, &strided}) r->cu = index_tensor({0, 2, 5}), r->has_cu = true;
     expl.scale = 0.25;  // 16^-0.5
     expl.S0.fill(0.0);
     ref::recurrent(dflt.args(), p);

@@ -1,0 +1,158 @@
+// KDA decode benchmark (issue 5): ReplaySSM and packed decode on the same token stream, timed as
+// CUDA-graph replays over rotating input sets larger than L2, with counted bytes and the ratio to
+// a device-to-device copy measured in the same run. Prints a markdown table; argv[1] (optional)
+// also receives it.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/gpu_bench.hpp"
+#include "kparity/kernels/kda.hpp"
+
+namespace {
+using namespace kparity;
+using bench::check;
+
+constexpr std::int64_t K = 128, V = 128, L = 16;
+constexpr double kUpstreamUs[] = {9.5, 12.6, 70.0, 249.0};  // Triton ReplaySSM on H200, HV=32 (issue 5)
+
+struct Buf {
+  void* p = nullptr;
+  std::size_t bytes = 0;
+  Buf(std::size_t n, DType t, float lo, float hi, unsigned seed) : bytes(n * dtype_size(t)) {
+    check(cudaMalloc(&p, bytes), "malloc");
+    const int code = t == DType::f32 ? 0 : t == DType::f16 ? 1 : t == DType::bf16 ? 2 : -1;
+    if (code >= 0) bench::fill_uniform(p, n, code, lo, hi, seed);
+  }
+  ~Buf() { cudaFree(p); }
+  TensorView view(DType t, Shape s) const { return TensorView(p, t, s, Device::cuda(0)); }
+};
+
+struct Row {
+  std::int64_t B, HV;
+  double replay_us, packed_us, replay_mb, packed_mb;
+};
+
+Row run(std::int64_t B, std::int64_t HV, double l2_bytes) {
+  const std::int64_t H = HV;
+  const double set_bytes = double(B) * HV * V * K * 4 + double(B) * (HV * L * V * 2 + H * L * K * 2 + HV * L * K * 4);
+  const int sets = static_cast<int>(std::clamp(std::ceil(4 * l2_bytes / set_bytes), 2.0, 512.0));
+  const std::int64_t slots = B * sets;
+  Buf state(slots * HV * V * K, DType::f32, -0.02f, 0.02f, 1), d(slots * HV * L * V, DType::bf16, -0.02f, 0.02f, 2),
+      k(slots * H * L * K, DType::bf16, -1.f, 1.f, 3), g(slots * HV * L * K, DType::f32, -0.1f, 0.f, 4);
+  const std::int64_t qkv_w = 2 * H * K + HV * V;
+  Buf qkv(sets * B * qkv_w, DType::bf16, -1.f, 1.f, 5), a(sets * B * HV * K, DType::bf16, -1.f, 1.f, 6),
+      b(sets * B * HV, DType::bf16, -1.f, 1.f, 7), out(sets * B * HV * V, DType::bf16, 0.f, 0.f, 8),
+      A_log(HV, DType::f32, -0.5f, 0.5f, 9), dt_bias(HV * K, DType::f32, -0.1f, 0.1f, 10);
+  Buf idx(sets * B, DType::i32, 0, 0, 0), wp(B, DType::i32, 0, 0, 0);
+  std::vector<std::int32_t> hidx(sets * B), hwp(B);
+  for (std::int64_t i = 0; i < sets * B; ++i) hidx[i] = static_cast<std::int32_t>(i);
+  for (std::int64_t r = 0; r < B; ++r) hwp[r] = static_cast<std::int32_t>((r * 5 + 7) % L);  // spread over [0, L-1]
+  check(cudaMemcpy(idx.p, hidx.data(), hidx.size() * 4, cudaMemcpyHostToDevice), "idx");
+  check(cudaMemcpy(wp.p, hwp.data(), hwp.size() * 4, cudaMemcpyHostToDevice), "wp");
+  check(cudaDeviceSynchronize(), "fill");
+
+  const auto at = [](const Buf& buf, std::int64_t off_elems, DType t, Shape s) {
+    return TensorView(static_cast<char*>(buf.p) + off_elems * dtype_size(t), t, s, Device::cuda(0));
+  };
+  const auto replay_args = [&](int set) {
+    kda::ReplaySsmDecodeArgs r;
+    r.mixed_qkv = at(qkv, set * B * qkv_w, DType::bf16, {B, qkv_w});
+    r.a = at(a, set * B * HV * K, DType::bf16, {B, HV, K});
+    r.b = at(b, set * B * HV, DType::bf16, {B, HV});
+    r.A_log = A_log.view(DType::f32, {HV});
+    r.dt_bias = dt_bias.view(DType::f32, {HV, K});
+    r.scale = 1.0 / std::sqrt(double(K));
+    r.initial_state = state.view(DType::f32, {slots, HV, V, K});
+    r.d_cache = d.view(DType::bf16, {slots, HV, L, V});
+    r.k_cache = k.view(DType::bf16, {slots, H, L, K});
+    r.g_cache = g.view(DType::f32, {slots, HV, L, K});
+    r.out = at(out, set * B * HV * V, DType::bf16, {B, 1, HV, V});
+    r.ssm_state_indices = at(idx, set * B, DType::i32, {B});
+    r.write_pos = wp.view(DType::i32, {B});
+    r.use_qk_l2norm_in_kernel = true;
+    return r;
+  };
+  const auto packed_args = [&](int set) {
+    const kda::ReplaySsmDecodeArgs r = replay_args(set);
+    kda::PackedDecodeArgs p;
+    p.mixed_qkv = r.mixed_qkv;
+    p.a = at(a, set * B * HV * K, DType::bf16, {B, HV * K});
+    p.b = r.b; p.A_log = r.A_log;
+    p.dt_bias = dt_bias.view(DType::f32, {HV * K});
+    p.scale = r.scale; p.initial_state = r.initial_state; p.out = r.out; p.ssm_state_indices = r.ssm_state_indices;
+    p.use_qk_l2norm_in_kernel = true;
+    return p;
+  };
+  const kernels::LaunchOptions opt{};
+  const auto must = [](const Status& s) {
+    if (!s.ok()) {
+      std::fprintf(stderr, "launch failed: %s\n", s.first_error()->message.c_str());
+      std::exit(1);
+    }
+  };
+  const int reps = 30;
+  const double rep_us = bench::median_us_per_call(
+      [&](int i, cudaStream_t s) { must(kernels::kda::replayssm_decode(replay_args(i % sets), s, opt)); }, sets, 3, reps);
+  const double pk_us = bench::median_us_per_call(
+      [&](int i, cudaStream_t s) { must(kernels::kda::packed_decode(packed_args(i % sets), s, opt)); }, sets, 3, reps);
+
+  // Bytes each call moves (counted, not measured): state read, valid ring read, ring/state writes.
+  const double act = double(qkv_w) * 2 + HV * K * 2 + HV * 2 + HV * V * 2 + 8;
+  const double state_b = double(HV) * V * K * 4, ring_entry = double(HV) * V * 2 + H * K * 2 + HV * K * 4;
+  double rep_b = 0, pk_b = 0;
+  for (std::int64_t r = 0; r < B; ++r) {
+    const std::int64_t c = hwp[r];
+    rep_b += act + state_b + c * ring_entry + (c == L - 1 ? state_b : ring_entry);
+    pk_b += act + 2 * state_b;
+  }
+  return {B, HV, rep_us, pk_us, rep_b / 1e6, pk_b / 1e6};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "properties");
+  const double copy = bench::copy_gbps(std::size_t(1) << 30, 10);
+  std::string md;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "GPU: %s (%d SMs, %.0f MB L2). Device-to-device copy: %.0f GB/s (read+write, 1 GiB, median of 10).\n"
+                "Shapes: H = HV, K = V = 128, L = 16, fp32 state, bf16 activations and rings, L2 norm on, softplus "
+                "gate, cursors (5b+7) mod 16, CUDA-graph replays over rotating sets (>= 4x L2), median of 30.\n\n"
+                "| B | HV | kernel | time (us) | MB moved | GB/s | % of copy | upstream Triton (us) |\n"
+                "|---|---|---|---|---|---|---|---|\n",
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy);
+  md += line;
+  const std::int64_t Bs[] = {1, 8, 64, 256};
+  for (std::int64_t HV : {32, 12}) {
+    for (int i = 0; i < 4; ++i) {
+      const Row r = run(Bs[i], HV, prop.l2CacheSize);
+      const auto gbps = [](double mb, double us) { return mb * 1e6 / (us * 1e-6) / 1e9; };
+      const std::string up = HV == 32 ? std::to_string(kUpstreamUs[i]).substr(0, 5) : "-";
+      std::snprintf(line, sizeof line, "| %lld | %lld | replayssm | %.2f | %.2f | %.0f | %.0f%% | %s |\n",
+                    (long long)r.B, (long long)r.HV, r.replay_us, r.replay_mb, gbps(r.replay_mb, r.replay_us),
+                    100 * gbps(r.replay_mb, r.replay_us) / copy, up.c_str());
+      md += line;
+      std::snprintf(line, sizeof line, "| %lld | %lld | packed | %.2f | %.2f | %.0f | %.0f%% | - |\n", (long long)r.B,
+                    (long long)r.HV, r.packed_us, r.packed_mb, gbps(r.packed_mb, r.packed_us),
+                    100 * gbps(r.packed_mb, r.packed_us) / copy);
+      md += line;
+      std::fputs(md.c_str() + md.size() - std::strlen(line), stdout);
+    }
+  }
+  std::printf("\n%s", md.c_str());
+  if (argc > 1) {
+    if (FILE* f = std::fopen(argv[1], "w")) {
+      std::fputs(md.c_str(), f);
+      std::fclose(f);
+    }
+  }
+  return 0;
+}
