@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
                 "GPU: %s (%d SMs, %.0f MB L2). Device-to-device copy: %.0f GB/s (read+write, 1 GiB, median of 10).\n"
                 "Shapes: H = HV, K = V = 128, L = 16, fp32 state, bf16 activations and rings, L2 norm on, softplus "
                 "gate, cursors (5b+7) mod 16, CUDA-graph replays over rotating sets (>= 4x L2), median of 30.\n\n"
-                "| B | HV | kernel | time (us) | MB moved | GB/s | % of copy | upstream Triton (us) |\n"
+                "| B | HV | kernel | time (us) | MB moved | GB/s | %% of copy | upstream Triton (us) |\n"
                 "|---|---|---|---|---|---|---|---|\n",
                 prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy);
   md += line;

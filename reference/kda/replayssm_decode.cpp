@@ -93,7 +93,7 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t j = 0; j < d.V; ++j) dr[i * d.V + j] = rt(static_cast<R>(ld(x.d_cache, {s, hv, i, j})), io);
     for (std::int64_t c = 0; c < d.K; ++c)
-      kw[i * d.K + c] = (static_cast<R>(ld(x.k_cache, {s, h, i, c})) * W[i * d.K + c], io);
+      kw[i * d.K + c] = rt(static_cast<R>(ld(x.k_cache, {s, h, i, c})) * W[i * d.K + c], io);
   }
   std::vector<R> Sp(d.V * d.K);
   for (std::int64_t j = 0; j < d.V; ++j)

@@ -72,7 +72,9 @@ TEST_P(EntryExamples, CheckRaisesExactlyThisEntry) {
     EXPECT_STREQ(err.what(), d.message.c_str());
     EXPECT_TRUE(std::regex_match(d.message, std::regex(e.message_pattern)))
         << e.slug << ": rendered message '" << d.message << "' does not match /" << e.message_pattern << "/";
-    if (e.origin == "upstream" && !has_placeholders(e.message_template)) EXPECT_EQ(d.message, e.error_message);
+    if (e.origin == "upstream" && !has_placeholders(e.message_template)) {
+      EXPECT_EQ(d.message, e.error_message);
+    }
     EXPECT_EQ(render_template(d.message_template, d.args), d.message);
     const std::string t = std::regex_replace(d.message_template, std::regex(R"(\{\{|\}\})"), "");
     static const std::regex ph(R"(\{([A-Za-z_]\w*)\})");
