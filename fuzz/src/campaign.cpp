@@ -22,13 +22,22 @@ std::uint64_t mix(std::uint64_t seed, const std::string& name) {
 
 }  // namespace
 
+#ifdef KPARITY_FUZZ_KERNELS
+std::vector<Property> kernel_properties();  // fuzz/cuda: empty when no device is present
+#endif
+
 void register_properties(std::vector<Property> extra) {
   for (auto& p : extra) extra_properties().push_back(std::move(p));
 }
 
 std::vector<Property> all_properties() {
   std::vector<Property> all;
-  for (auto&& group : {kda_properties(), sparse_properties(), hostile_properties(), extra_properties()})
+#ifdef KPARITY_FUZZ_KERNELS
+  static const std::vector<Property> kernels = kernel_properties();
+#else
+  static const std::vector<Property> kernels;
+#endif
+  for (auto&& group : {kda_properties(), sparse_properties(), hostile_properties(), kernels, extra_properties()})
     for (const auto& p : group) all.push_back(p);
   return all;
 }

@@ -8,9 +8,9 @@ namespace kparity::kernels::kda {
 inline constexpr int kDecodeThreads = 128;
 inline constexpr int kRecurrentThreads = 128;
 
-// ReplaySSM dynamic shared memory: kw[L][K], g[L][K], d[L][VT], five K vectors, two VT vectors, scratch.
+// ReplaySSM dynamic shared memory: kw[L][K], g[L][K], d[L][VT], five K vectors, three VT vectors, scratch.
 inline std::int64_t replay_smem_bytes(std::int64_t L, std::int64_t K, std::int64_t VT) {
-  return 4 * (2 * L * K + L * VT + 5 * K + 2 * VT + 2 * (kDecodeThreads / 32));
+  return 4 * (2 * L * K + L * VT + 5 * K + 3 * VT + 2 * (kDecodeThreads / 32));
 }
 // Packed decode: q_s, k_hat, alpha, one spare K vector, VT outputs, scratch.
 inline std::int64_t packed_smem_bytes(std::int64_t K, std::int64_t VT) {

@@ -34,7 +34,8 @@ replayssm_decode_kernel(const ReplayParams p) {
   float* s_dt = s_al + K;         // exp(Gtot)
   float* s_o = s_dt + K;          // [VT] outputs
   float* s_dn = s_o + VT;         // [VT] new deltas
-  float* s_red = s_dn + VT;
+  float* s_v = s_dn + VT;         // [VT] v tile: staged so no global load sits behind a state store
+  float* s_red = s_v + VT;
 
   const int tid = threadIdx.x;
   const std::int64_t bid = blockIdx.x;
@@ -80,6 +81,8 @@ replayssm_decode_kernel(const ReplayParams p) {
   batched_fill<kT>(cr * VT, [&](std::int64_t e) {
     return rt<O>(to_f<R>(dring[(e / VT) * p.d_s2 + (v0 + e % VT) * p.d_s3]));
   }, s_d);
+  const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
+  batched_fill<kT>(VT, [&](std::int64_t e) { return ld_any(qkv, in.qkv_dt, v_base + e * in.qkv_s1); }, s_v);
   float ssq = 0.f, ssk = 0.f;
 #pragma unroll
   for (int u = 0; u < kCh; ++u) {
@@ -143,7 +146,6 @@ replayssm_decode_kernel(const ReplayParams p) {
   S* st = static_cast<S*>(in.state) + s * in.st_s0 + hv * in.st_s1;
   const bool vec = (reinterpret_cast<std::uintptr_t>(st + v0 * in.st_s2) % 16 == 0) &&
                    ((in.st_s2 * sizeof(S)) % 16 == 0);
-  const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
   constexpr int kRowsPerPass = kWarps * Lay::kRowsPerWarp * kU;
 
   // Loads the state rows of one pass (kU row groups per warp) as fp32.
@@ -203,7 +205,7 @@ replayssm_decode_kernel(const ReplayParams p) {
       pq = group_sum<Lay::kLanes>(pq);
       pk = group_sum<Lay::kLanes>(pk);
       if (j[u] >= VT) continue;
-      const float vj = ld_any(qkv, in.qkv_dt, v_base + j[u] * in.qkv_s1);
+      const float vj = s_v[j[u]];
       const float d = beta * (vj - pk);  // B.2.5
       if (lir == 0) {
         s_o[j[u]] = pq + d * kq;

@@ -16,6 +16,7 @@
 namespace kparity::kernels::sparse {
 
 inline constexpr int kThreads = 256, kWarps = 8, kBK = 32, kStages = 3;
+inline constexpr int kSlots = kStages + 1;  // decoded row codes: written one iteration before use
 inline constexpr float kLog2e = 1.4426950408889634f;
 
 template <int DP, int HT, int ELEM>
@@ -32,7 +33,7 @@ struct Geo {
   static constexpr std::size_t q_bytes = std::size_t(HT) * LD * ELEM;
   static constexpr std::size_t kv_bytes = std::size_t(kStages) * kBK * LD * ELEM;
   static constexpr std::size_t x_bytes = DS > 1 ? std::size_t(kWarps) * 16 * 32 * 4 : 0;
-  static constexpr std::size_t smem = q_bytes + kv_bytes + x_bytes + std::size_t(kStages) * kBK * 4;
+  static constexpr std::size_t smem = q_bytes + kv_bytes + x_bytes + std::size_t(kStages + kSlots) * kBK * 4;
 };
 
 namespace dev {
@@ -86,6 +87,7 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
   T* sKV = reinterpret_cast<T*>(smem + G::q_bytes);
   float* sX = reinterpret_cast<float*>(smem + G::q_bytes + G::kv_bytes);
   int* sF = reinterpret_cast<int*>(smem + G::q_bytes + G::kv_bytes + G::x_bytes);
+  int* sCode = sF + kStages * kBK;
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int rb = warp % G::RB, ds = warp / G::RB;
@@ -108,29 +110,45 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
   const long long j0 = split * per, j1 = min(n_all, j0 + per);
   const int ntiles = j1 > j0 ? static_cast<int>((j1 - j0 + kBK - 1) / kBK) : 0;
 
-  // Entry j of the token's list -> row code: >= 0 prefix row, <= -2 extend row (-code - 2), -1 masked
-  // (past the range, or any negative entry: C.1 item 3).
-  auto entry = [&](long long j) -> int {
-    if (j >= j1) return -1;
-    const bool pre = j < np;
-    const long long v = pre ? dev::ld_int(p.idx[0], p.idx_dt[0], (pb + j) * p.idx_s[0])
-                            : dev::ld_int(p.idx[1], p.idx_dt[1], (eb + j - np) * p.idx_s[1]);
-    if (v < 0 || v > 0x7ffffffdLL) return -1;
-    return pre ? static_cast<int>(v) : static_cast<int>(-v - 2);
+  // Warp 0 loads one entry per lane a tile ahead and decodes it into shared memory an iteration
+  // later, so no thread ever waits on an index load (a per-thread fetch serialised 8 round trips).
+  // Row code: >= 0 prefix row, <= -2 extend row (-code - 2), -1 masked (past the range, or any
+  // negative entry: C.1 item 3). int64 entries are read as two words, int32 ones twice the same word.
+  struct Raw { int lo = 0, hi = 0, kind = 0; };
+  auto load_raw = [&](int k) {
+    Raw r;
+    const long long j = j0 + static_cast<long long>(k) * kBK + lane;
+    if (j < j1) {
+      const bool pre = j < np;
+      const int s = pre ? 0 : 1;
+      const bool wide = p.idx_dt[s] == kSpI64;
+      const char* a = static_cast<const char*>(p.idx[s]) + (pre ? pb + j : eb + j - np) * p.idx_s[s] * (wide ? 8 : 4);
+      r.lo = __ldg(reinterpret_cast<const int*>(a));
+      r.hi = __ldg(reinterpret_cast<const int*>(a + (wide ? 4 : 0)));
+      r.kind = pre ? 1 : 2;
+    }
+    return r;
+  };
+  auto decode = [&](const Raw& r, int k) {
+    int code = -1;
+    if (r.kind != 0) {
+      const bool wide = p.idx_dt[r.kind - 1] == kSpI64;
+      const long long v = wide ? static_cast<long long>((static_cast<unsigned long long>(static_cast<unsigned>(r.hi)) << 32) |
+                                                        static_cast<unsigned>(r.lo))
+                               : static_cast<long long>(r.lo);
+      if (v >= 0 && v <= 0x7ffffffdLL) code = r.kind == 1 ? static_cast<int>(v) : static_cast<int>(-v - 2);
+    }
+    sCode[(k % kSlots) * kBK + lane] = code;
   };
 
   const int col8 = tid % G::CPR, row0 = tid / G::CPR;
-  int rows[G::KCH];
-  // Row codes are fetched one tile ahead so the index loads overlap the tensor-core work.
-  auto fetch = [&](int k) {
-#pragma unroll
-    for (int i = 0; i < G::KCH; ++i) rows[i] = entry(j0 + static_cast<long long>(k) * kBK + row0 + i * G::RSTEP);
-  };
-  auto issue = [&](int stage) {
+  auto issue = [&](int k) {
+    const int stage = k % kStages;
+    const int* codes = sCode + (k % kSlots) * kBK;
     T* base = sKV + stage * kBK * G::LD;
 #pragma unroll
     for (int i = 0; i < G::KCH; ++i) {
-      const int r = row0 + i * G::RSTEP, code = rows[i];
+      const int r = row0 + i * G::RSTEP, code = codes[r];
       if (col8 == 0) sF[stage * kBK + r] = code == -1 ? 0 : (code >= 0 ? 1 : 2);
       T* dst = base + r * G::LD + col8 * 8;
       const bool valid = code != -1 && col8 * 8 < D;
@@ -165,13 +183,19 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
       for (int e = 0; e < 8; ++e) dst[e] = (valid && cc * 8 + e < D) ? src[e * p.q_sd] : Op::from_f(0.f);
     }
   }
-  fetch(0);
+  Raw raw;
+  if (warp == 0) {
+    const Raw r0 = load_raw(0), r1 = load_raw(1), r2 = load_raw(2);
+    decode(r0, 0);
+    decode(r1, 1);
+    decode(r2, 2);
+    raw = load_raw(3);
+  }
+  static_assert(kStages == 3, "the prologue decodes kStages tiles");
+  __syncthreads();
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < ntiles) {
-      issue(s);
-      fetch(s + 1);
-    }
+    if (s < ntiles) issue(s);
     dev::cp_async_commit();
   }
 
@@ -189,11 +213,12 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
     __syncthreads();  // tile `it` landed; every warp is done with the stage refilled next
     {
       const int nx = it + kStages - 1;
-      if (nx < ntiles) {
-        issue(nx % kStages);
-        fetch(nx + 1);
-      }
+      if (nx < ntiles) issue(nx);
       dev::cp_async_commit();
+      if (warp == 0 && nx + 1 < ntiles) {  // read by the issue of the next iteration, after its barrier
+        decode(raw, nx + 1);
+        raw = load_raw(nx + 2);
+      }
     }
     const int st = it % kStages;
     const T* sK = sKV + st * kBK * G::LD;
@@ -354,32 +379,41 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
 template <class T>
 __global__ void __launch_bounds__(128) sparse_combine_kernel(const AttnParams p) {
   __shared__ float w[128];
+  __shared__ float red[4];
   __shared__ float stat[4];
   const long long th = blockIdx.x, t = th / p.H, h = th % p.H;
-  const int S = static_cast<int>(p.splits);
-  if (threadIdx.x == 0) {
-    float M = -FLT_MAX;
-    for (int s = 0; s < S; ++s) M = fmaxf(M, p.ws_ml[2 * ((s * p.T + t) * p.H + h)]);
-    float l = 0.f;
-    for (int s = 0; s < S; ++s) {
-      const long long i = 2 * ((s * p.T + t) * p.H + h);
-      w[s] = exp2f((p.ws_ml[i] - M) * kLog2e);
-      l += p.ws_ml[i + 1] * w[s];
-    }
+  const int S = static_cast<int>(p.splits), i = threadIdx.x, lane = i & 31, wp = i >> 5;
+  // One split per thread: the partials load in parallel (a serial loop paid an L2 trip per split).
+  const long long at = 2 * ((static_cast<long long>(i < S ? i : 0) * p.T + t) * p.H + h);
+  const float mi = i < S ? p.ws_ml[at] : -FLT_MAX, li = i < S ? p.ws_ml[at + 1] : 0.f;
+  float M = mi;
+  for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+  if (lane == 0) red[wp] = M;
+  __syncthreads();
+  M = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
+  const float wi = exp2f((mi - M) * kLog2e);
+  if (i < S) w[i] = wi;
+  float l = i < S ? li * wi : 0.f;
+  for (int o = 16; o > 0; o >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o);
+  __syncthreads();
+  if (lane == 0) red[wp] = l;
+  __syncthreads();
+  if (i == 0) {
     float a, den, lse;
-    const int k = dev::finalize(dev::sink_of(p, h), M, l, a, den, lse);
+    const int k = dev::finalize(dev::sink_of(p, h), M, (red[0] + red[1]) + (red[2] + red[3]), a, den, lse);
     stat[0] = static_cast<float>(k), stat[1] = a, stat[2] = den, stat[3] = lse;
   }
   __syncthreads();
   const int k = static_cast<int>(stat[0]);
   const float a = stat[1], den = stat[2];
-  for (long long d = threadIdx.x; d < p.D; d += blockDim.x) {
+  for (long long d = i; d < p.D; d += blockDim.x) {
     float acc = 0.f;
+#pragma unroll 8
     for (int s = 0; s < S; ++s) acc += p.ws_acc[((s * p.T + t) * p.H + h) * p.D + d] * w[s];
     const float v = k == 0 ? (acc * a) / den : (k == 1 ? 0.f : __int_as_float(0x7fc00000));
     static_cast<T*>(p.out)[t * p.out_st + h * p.out_sh + d * p.out_sd] = dev::MmaOp<T>::from_f(v);
   }
-  if (threadIdx.x == 0 && p.lse != nullptr) p.lse[t * p.lse_st + h * p.lse_sh] = stat[3];
+  if (i == 0 && p.lse != nullptr) p.lse[t * p.lse_st + h * p.lse_sh] = stat[3];
 }
 
 }  // namespace kparity::kernels::sparse

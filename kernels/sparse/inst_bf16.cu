@@ -18,7 +18,7 @@ bool supported_tile(int dp, int ht) {
 std::size_t attn_smem_bytes(int dp, int ht, int elem) {
   const std::size_t ld = static_cast<std::size_t>(dp) + 8;
   const std::size_t x = std::size_t(kWarps) * 16 * 32 * 4;  // both tiles split D (DS > 1): exchange buffer
-  return (static_cast<std::size_t>(ht) + kStages * kBK) * ld * elem + x + std::size_t(kStages) * kBK * 4;
+  return (static_cast<std::size_t>(ht) + kStages * kBK) * ld * elem + x + std::size_t(kStages + kSlots) * kBK * 4;
 }
 
 }  // namespace kparity::kernels::sparse

@@ -50,6 +50,7 @@ void run_equivalence(const EqCfg& c) {
   const std::optional<double> lb = c.exact ? std::optional<double>(0.0) : c.lb;
   const bool l2 = !c.exact;
   int natural = 0, forced = 0;
+  std::vector<int> since(s.B, 0);  // packed-decode steps of a row since its pools were last in sync
   for (int t = 0; t < steps; ++t) {
     SCOPED_TRACE("step " + std::to_string(t));
     const DecodeStep in = c.exact ? exact_step(s, c.act, tag, t) : random_step(s, c.act, tag, t);
@@ -58,7 +59,8 @@ void run_equivalence(const EqCfg& c) {
     for (std::int64_t b = 0; b < s.B; ++b) {
       const bool pad = (c.divergent && t < 2 * b) || sched.uniform() < c.pad_prob;
       idx[b] = pad ? -1 : 2 * b + 1;
-      const bool f = sched.uniform() < c.force_prob;
+      // Random forces, plus all rows at steps 2 and 5 (upstream D.1 forces every row at step 2).
+      const bool f = sched.uniform() < c.force_prob || (c.force_prob > 0 && (t == 2 || t == 5));
       ff.view().store_int(std::vector<std::int64_t>{b}, f ? 1 : 0);
       if (pad) continue;
       const std::int64_t cur = wp.view().at_int({b});
@@ -95,6 +97,20 @@ void run_equivalence(const EqCfg& c) {
       to = faithful_tol(static_cast<int>(c.L), s.K, s.V, max_abs(outP), DType::f32);
       ts = faithful_tol(static_cast<int>(c.L), s.K, s.V, max_abs(P), DType::f32);
     }
+    if (is16(c.state) && !c.exact) {
+      // A 16-bit state: the packed decode rounds it on every step, ReplaySSM only on a flush, so
+      // the pools drift apart by rounding and are re-synced at each flush (below). Each rounding
+      // perturbs a state row by at most u16 ||S_row||_2 <= u16 sqrt(K) max|S| (u16 = 2^-9 bf16,
+      // 2^-12 f16, half an ulp); later steps multiply row errors by diag(alpha)(I - beta k k^T),
+      // of norm <= 1, so errors add up: <= (m + 1) u16 sqrt(K) max|S| per pool after m steps,
+      // twice that between the pools; the output sees it through |q_s| <= scale.
+      int m = 0;
+      for (std::int64_t b = 0; b < s.B; ++b) m = std::max(m, since[b]);
+      const double u16 = std::ldexp(1.0, c.state == DType::bf16 ? -9 : -12);
+      const double drift = 2.0 * (m + 1) * u16 * std::sqrt(static_cast<double>(s.K)) * max_abs(P);
+      to.atol += drift * scale;
+      ts.atol += drift;
+    }
     if (c.exact) to = ts = Tol{0, 0};
     EXPECT_TRUE(close(outR, outP, to.atol, to.rtol)) << "out";
     for (std::int64_t b = 0; b < s.B; ++b) {
@@ -120,6 +136,14 @@ void run_equivalence(const EqCfg& c) {
     EXPECT_TRUE(bytes_unchanged_except(d0, dc, appended));
     EXPECT_TRUE(bytes_unchanged_except(k0, kc, appended));
     EXPECT_TRUE(bytes_unchanged_except(g0, gc, appended));
+    for (std::int64_t b = 0; b < s.B; ++b) {
+      if (idx[b] < 0) continue;
+      ++since[b];
+      if (flush[b] && is16(c.state)) {  // re-sync: each flush interval is checked on its own
+        copy_convert(R.view().select(0, idx[b]), P.view().select(0, idx[b]));
+        since[b] = 0;
+      }
+    }
     ref::advance_cursors(ra);
     if (::testing::Test::HasFatalFailure()) return;
   }
