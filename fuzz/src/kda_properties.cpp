@@ -1,5 +1,7 @@
 // Metamorphic properties of the KDA references: ReplaySSM under the caller's cursor protocol is the
 // packed decode computed another way (kda.md D.2, D.4 AP-K7), whatever the shapes and layouts.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <rapidcheck.h>
 
@@ -29,16 +31,15 @@ KdaDecodeShape draw_shape() {
   return s;
 }
 
-// AP-K7's bars (upstream Triton parity test, kda.md D.2): outputs at every step, the state at every
-// flush. fp16 has three more mantissa bits than bf16, so bf16's bar is an upper bound for it.
+// AP-K7's bars (upstream Triton parity test, kda.md D.2), chosen by the activation and ring dtype
+// (upstream's "fp32"/"bf16" configurations; its state is fp32): outputs at every step, the state at
+// every flush. fp16 has three more mantissa bits than bf16, so bf16's bar is an upper bound for it.
 struct Bars {
   double out_atol, out_rtol, state_atol, state_rtol;
 };
-Bars bars_for(DType act, DType state) {
-  Bars b{1e-4, 1e-3, 1.5e-3, 1e-3};
-  if (act != DType::f32) b.out_atol = 1e-3, b.out_rtol = 1e-2;
-  if (state != DType::f32) b.state_atol = 3e-3, b.state_rtol = 1e-2;
-  return b;
+Bars bars_for(DType act) {
+  if (act == DType::f32) return {1e-4, 1e-3, 1.5e-3, 1e-3};
+  return {1e-3, 1e-2, 3e-3, 1e-2};
 }
 
 std::string describe(const KdaDecodeShape& s, std::uint64_t seed, int steps) {
@@ -61,7 +62,7 @@ void replay_equals_packed() {
   Tensor pool = c.make_pool_copy();
   Tensor packed_out = c.make_out();
   const Tensor untouched_before = c.state;
-  const Bars bar = bars_for(s.act, s.state);
+  const Bars bar = bars_for(s.act);
   for (int step = 0; step < steps; ++step) {
     c.draw_step(step);
     packed_out.poison();
@@ -76,15 +77,30 @@ void replay_equals_packed() {
     ra.beta_rounding = kda::BetaRounding::fp32;  // the packed decode keeps beta in fp32 (A.4)
     reference::kda::replayssm_decode(ra, p);
     reference::kda::packed_decode(c.packed_args(pool, packed_out), p);
-    const std::string out_diff = compare_close(c.out.view(), packed_out.view(), bar.out_atol, bar.out_rtol);
+    // AP-K7 assumes an fp32 state. A 16-bit state is rounded by the packed decode at every step but
+    // by ReplaySSM only at a flush; between flushes (at most L steps, the pool is re-synced at each
+    // flush) the two drift by up to one rounding u of each state entry per step, seen through a
+    // K-long dot product with unit-norm keys and queries: 2 (L + 1) u sqrt(K) max|S|.
+    double drift = 0.0;
+    if (s.state != DType::f32) {
+      double max_s = 0.0;
+      for_each_element(pool.view(), [&](std::span<const std::int64_t> i, std::int64_t) {
+        max_s = std::max(max_s, std::fabs(pool.view().load(i)));
+      });
+      const double u = s.state == DType::bf16 ? 1.0 / 256 : 1.0 / 2048;
+      drift = 2.0 * static_cast<double>(s.L + 1) * u * std::sqrt(static_cast<double>(s.K)) * max_s;
+    }
+    const std::string out_diff = compare_close(c.out.view(), packed_out.view(), bar.out_atol + drift, bar.out_rtol);
     RC_LOG() << "step " << step << " out: " << out_diff << "\n";
     RC_ASSERT(out_diff.empty());
     for (std::int64_t r = 0; r < s.B; ++r) {
       const std::int64_t slot = c.slot_of(r);
       if (slot < 0 || !flushed[static_cast<std::size_t>(r)]) continue;
-      const std::string d = compare_close(c.state.view().select(0, slot), pool.view().select(0, slot), bar.state_atol, bar.state_rtol);
+      const TensorView replay_slot = c.state.view().select(0, slot), packed_slot = pool.view().select(0, slot);
+      const std::string d = compare_close(replay_slot, packed_slot, bar.state_atol + drift, bar.state_rtol);
       RC_LOG() << "step " << step << " row " << r << " state: " << d << "\n";
       RC_ASSERT(d.empty());
+      copy_convert(replay_slot, packed_slot);  // re-sync so drift never spans more than one ring cycle
     }
     reference::kda::advance_cursors(ra);
   }
