@@ -5,6 +5,7 @@
 
 #include "device_mirror.hpp"
 #include "kparity/fuzz/kda_case.hpp"
+#include "kparity/fuzz/kda_gen.hpp"
 #include "kparity/fuzz/property.hpp"
 #include "kparity/fuzz/sparse_case.hpp"
 #include "kparity/kernels/kda.hpp"
@@ -17,24 +18,6 @@ namespace {
 
 constexpr auto kFaithful = reference::Precision::faithful;
 
-KdaDecodeShape draw_kernel_shape() {
-  KdaDecodeShape s;
-  s.H = *rc::gen::inRange<std::int64_t>(1, 3);
-  s.G = *rc::gen::element<std::int64_t>(1, 2, 4);
-  s.K = *rc::gen::element<std::int64_t>(16, 32, 64, 128);
-  s.V = *rc::gen::element<std::int64_t>(16, 32, 64, 128);
-  s.L = *rc::gen::element<std::int64_t>(1, 2, 4, 16);
-  s.B = *rc::gen::inRange<std::int64_t>(1, 9);
-  s.slots = s.B + *rc::gen::inRange<std::int64_t>(0, 3);
-  s.slot_pad = *rc::gen::element<std::int64_t>(0, 257);
-  s.act = *rc::gen::element(DType::bf16, DType::f16, DType::f32);
-  s.state = *rc::gen::element(DType::f32, DType::bf16, DType::f16);
-  s.l2norm = *rc::gen::arbitrary<bool>();
-  s.bounded = *rc::gen::arbitrary<bool>();
-  s.forced = *rc::gen::arbitrary<bool>();
-  s.padding_rows = *rc::gen::inRange(0, 2);
-  return s;
-}
 
 // Mirrors every tensor of a KDA decode case, runs `launch` on the device views, copies back.
 template <class Launch>
@@ -57,7 +40,7 @@ void assert_close(const char* what, const Tensor& a, const Tensor& b, double ato
 
 // AP-K5 / AP-K6 / AP-K9 bars (kda.md D.4); fp16 state takes bf16's bar (an upper bound).
 void replay_kernel_matches_reference() {
-  const KdaDecodeShape s = draw_kernel_shape();
+  const KdaDecodeShape s = draw_kda_decode_shape({16, 32, 64, 128}, 8);
   const int steps = *rc::gen::inRange<int>(1, static_cast<int>(2 * s.L + 3));
   const auto seed = *rc::gen::arbitrary<std::uint64_t>();
   RC_LOG() << "B=" << s.B << " H=" << s.H << " G=" << s.G << " K=" << s.K << " V=" << s.V << " L=" << s.L
@@ -98,7 +81,7 @@ void replay_kernel_matches_reference() {
 // AP-K1: out 1e-4/1e-4 and the state at _DECODE_STATE_ATOL. Both sides round the output into its
 // dtype once, so a value near a rounding boundary may land one ulp apart: rtol is at least one ulp.
 void packed_kernel_matches_reference() {
-  const KdaDecodeShape s = draw_kernel_shape();
+  const KdaDecodeShape s = draw_kda_decode_shape({16, 32, 64, 128}, 8);
   const auto seed = *rc::gen::arbitrary<std::uint64_t>();
   RC_LOG() << "B=" << s.B << " H=" << s.H << " G=" << s.G << " K=" << s.K << " V=" << s.V << " act="
            << dtype_name(s.act) << " state=" << dtype_name(s.state) << " seed=" << seed << "\n";

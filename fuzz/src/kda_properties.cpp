@@ -6,30 +6,13 @@
 #include <rapidcheck.h>
 
 #include "kparity/fuzz/kda_case.hpp"
+#include "kparity/fuzz/kda_gen.hpp"
 #include "kparity/fuzz/property.hpp"
 #include "kparity/reference/kda.hpp"
 
 namespace kparity::fuzz {
 namespace {
 
-KdaDecodeShape draw_shape() {
-  KdaDecodeShape s;
-  s.H = *rc::gen::inRange<std::int64_t>(1, 3);
-  s.G = *rc::gen::element<std::int64_t>(1, 2, 4);
-  s.K = *rc::gen::element<std::int64_t>(16, 32);
-  s.V = *rc::gen::element<std::int64_t>(16, 32);
-  s.L = *rc::gen::element<std::int64_t>(1, 2, 4, 16);
-  s.B = *rc::gen::inRange<std::int64_t>(1, 5);
-  s.slots = s.B + *rc::gen::inRange<std::int64_t>(0, 3);
-  s.slot_pad = *rc::gen::element<std::int64_t>(0, 257);
-  s.act = *rc::gen::element(DType::bf16, DType::f16, DType::f32);
-  s.state = *rc::gen::element(DType::f32, DType::bf16, DType::f16);
-  s.l2norm = *rc::gen::arbitrary<bool>();
-  s.bounded = *rc::gen::arbitrary<bool>();
-  s.forced = *rc::gen::arbitrary<bool>();
-  s.padding_rows = *rc::gen::inRange(0, 2);
-  return s;
-}
 
 // AP-K7's bars (upstream Triton parity test, kda.md D.2), chosen by the activation and ring dtype
 // (upstream's "fp32"/"bf16" configurations; its state is fp32): outputs at every step, the state at
@@ -52,7 +35,7 @@ std::string describe(const KdaDecodeShape& s, std::uint64_t seed, int steps) {
 }
 
 void replay_equals_packed() {
-  const KdaDecodeShape s = draw_shape();
+  const KdaDecodeShape s = draw_kda_decode_shape({16, 32}, 4);
   const int steps = *rc::gen::inRange<int>(1, static_cast<int>(2 * s.L + 3));
   const auto seed = *rc::gen::arbitrary<std::uint64_t>();
   RC_LOG() << describe(s, seed, steps) << "\n";
@@ -124,7 +107,7 @@ void replay_equals_packed() {
 // differently (testing guide 1.3). Bars: AP-K1's packed-decode output bar for fp32 activations,
 // bf16's one ulp (2^-8 relative) plus the fp32 accumulation slack otherwise.
 void packed_faithful_near_oracle() {
-  KdaDecodeShape s = draw_shape();
+  KdaDecodeShape s = draw_kda_decode_shape({16, 32}, 4);
   s.state = DType::f32;
   const auto seed = *rc::gen::arbitrary<std::uint64_t>();
   RC_LOG() << describe(s, seed, 1) << "\n";
