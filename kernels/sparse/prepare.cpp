@@ -42,7 +42,6 @@ bool vec_ok(const TensorView& v, std::int64_t D, std::initializer_list<int> row_
 Status unsupported(std::string_view op, std::string_view id, std::string name, std::string value,
                    std::string_view supported) {
   Status s = kernels::detail::not_implemented(op, id, std::move(name), std::move(value), supported);
-  for (auto& d : s.diagnostics) d.slug = "sparse-kernel-unsupported";  // launch_util names the KDA slug
   return s;
 }
 

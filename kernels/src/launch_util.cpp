@@ -18,16 +18,10 @@ Status cuda_failure(std::string_view op, std::string_view what, cudaError_t e) {
 
 Status not_implemented(std::string_view op, std::string_view id, std::string name, std::string value,
                        std::string_view supported) {
-  Diagnostic d;
-  d.id = std::string(id);
-  d.slug = "kda-kernel-unsupported";
-  d.op = std::string(op);
+  // Slug, class and template come from the op's catalog entry (<family>-<op>-kernel-unsupported).
+  Diagnostic d = make_diagnostic(id, std::string(op) + "::" + arg_loc(name),
+                                 {{"name", name}, {"value", value}, {"supported", std::string(supported)}});
   d.argument = name;
-  d.error_class = ErrorClass::NotImplementedError;
-  d.message_template = "{name}={value} is not supported by the CUDA kernel; supported: {supported}.";
-  d.args = {{"name", name}, {"value", value}, {"supported", std::string(supported)}};
-  d.message = render_template(d.message_template, d.args);
-  d.location = std::string(op) + "::" + arg_loc(name);
   return Status{{std::move(d)}};
 }
 

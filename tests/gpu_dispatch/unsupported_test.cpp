@@ -1,0 +1,43 @@
+// The kernel-dispatch catalog entries: each launcher refuses its entry's erroneous example with
+// exactly that id before any CUDA call, so this runs with or without a GPU.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "kparity/diagnostics/catalog.hpp"
+#include "kparity/diagnostics/examples.hpp"
+#include "kparity/kernels/kda.hpp"
+#include "kparity/kernels/sparse.hpp"
+
+namespace {
+
+using namespace kparity;
+
+Status launch(const std::string& op, const ArgBag& bag) {
+  if (op == kda::kRecurrentOp) return kernels::kda::recurrent(kda::recurrent_args(bag), nullptr);
+  if (op == kda::kPackedDecodeOp) return kernels::kda::packed_decode(kda::packed_decode_args(bag), nullptr);
+  if (op == kda::kReplaySsmDecodeOp) return kernels::kda::replayssm_decode(kda::replayssm_decode_args(bag), nullptr);
+  if (op == sparse::kPagedPrefillOp) return kernels::sparse::paged_prefill(sparse::paged_prefill_args(bag), nullptr);
+  return kernels::sparse::paged_decode(sparse::paged_decode_args(bag), nullptr);
+}
+
+TEST(KernelDispatch, EveryKernelEntryFiresExactlyOnItsExample) {
+  int seen = 0;
+  for (const auto& e : Catalog::embedded().entries()) {
+    if (e.record.value("emittedBy", "contracts") != "kernels") continue;
+    ++seen;
+    BuiltExample ex = build_example(e.record.at("erroneousExample"));
+    // The contract accepts the call (upstream checks): the refusal is the dispatcher's.
+    EXPECT_TRUE(find_op_contract(e.op)->validate(ex.bag, ValidateOptions::upstream()).empty()) << e.slug;
+    const Status st = launch(e.op, ex.bag);
+    ASSERT_FALSE(st.ok()) << e.slug;
+    const Diagnostic& d = *st.first_error();
+    EXPECT_EQ(d.id, e.id) << e.slug << ": " << d.message;
+    EXPECT_EQ(d.error_class, ErrorClass::NotImplementedError) << e.slug;
+    EXPECT_TRUE(std::regex_match(d.message, std::regex(e.message_pattern))) << d.message;
+    EXPECT_EQ(d.message, e.error_message) << e.slug;
+  }
+  EXPECT_EQ(seen, 5);  // one per op
+}
+
+}  // namespace
