@@ -402,7 +402,7 @@ TEST(KdaDims, FromValidArguments) {
 TEST(KdaCatalog, EveryEntryExampleFiresItsId) {
   int n = 0;
   for (const auto& entry : Catalog::embedded().entries()) {
-    if (entry.op.rfind("kda/", 0) != 0) continue;
+    if (entry.op.rfind("kda/", 0) != 0 || entry.record.value("emittedBy", "contracts") == "kernels") continue;
     ++n;
     SCOPED_TRACE(entry.slug);
     BuiltExample err, fix;

@@ -415,8 +415,8 @@ TEST(SparseCatalog, EveryEntryOfTheseOpsIsRaisedByTheContracts) {
   // Each catalog entry's erroneous example is exercised in tests/catalog; here only the count and
   // the seed id are pinned so an accidentally dropped entry shows up next to the contracts.
   const auto& c = Catalog::embedded();
-  EXPECT_EQ(c.list("sparse/paged_prefill").size(), 27u);
-  EXPECT_EQ(c.list("sparse/paged_decode").size(), 25u);
+  EXPECT_EQ(c.list("sparse/paged_prefill").size(), 28u);  // 27 contract checks + the kernel dispatch entry
+  EXPECT_EQ(c.list("sparse/paged_decode").size(), 26u);  // 25 contract checks + the kernel dispatch entry
   ASSERT_NE(c.by_id("5d9da259c68eb6c4"), nullptr);
   EXPECT_EQ(c.by_id("5d9da259c68eb6c4")->slug, "sparse-prefill-requires-cuda-tensors");
 }
