@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# GPU suite for the KDA kernels, for the lent H200 (device README): configure and build with CUDA,
-# run the gpu-labelled ctest, compute-sanitizer memcheck and racecheck on the GPU tests, the
-# benchmarks, then a short table last. Logs go to $OUT (or ./gpu-suite-out). Builds only the
-# kernel targets and what they need, so other in-progress areas cannot break the run.
-#   scripts/gpu-suite.sh [phases...]   phases: build test memcheck racecheck bench (default: all)
+# GPU suite for the lent H200 (device README): configure and build with CUDA, run the gpu-labelled
+# ctest, compute-sanitizer memcheck and racecheck on the GPU tests, the CUDA fuzz campaign (kernel vs
+# reference properties), the benchmarks, then a short table last. Logs go to $OUT (or
+# ./gpu-suite-out). Builds only the kernel targets and what they need.
+#   OPS="kda sparse" scripts/gpu-suite.sh [phases...]
+#   phases: build test memcheck racecheck fuzz bench (default: all); OPS picks the kernel families.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-suite-out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-suite}
-PHASES=${*:-build test memcheck racecheck bench}
+PHASES=${*:-build test memcheck racecheck fuzz bench}
+OPS=${OPS:-kda sparse}
+ops_has() { [[ " $OPS " == *" $1 "* ]]; }
+targets=(kparity_kernels test_gpu_dispatch kparity_fuzz)
+ops_has kda && targets+=(test_gpu_kda kda_decode_bench kda_host_bench)
+ops_has sparse && targets+=(test_gpu_sparse bench_sparse)
 declare -A RESULT
 
 if [ -d .deps ] && ls .deps/*.deb >/dev/null 2>&1; then
@@ -31,35 +37,45 @@ phase() {  # name, timeout seconds, command...
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$OUT/gpu.txt" 2>&1
 if has build; then
-  phase configure 120 cmake -S . -B "$BUILD" "${gen[@]}" -DKPARITY_CUDA=ON -DKPARITY_BUILD_FUZZ=OFF \
+  phase configure 120 cmake -S . -B "$BUILD" "${gen[@]}" -DKPARITY_CUDA=ON -DKPARITY_BUILD_FUZZ=ON \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PWD/.deps/root/usr"
-  phase build 420 cmake --build "$BUILD" -j"$(nproc)" --target kparity_kernels test_gpu_kda kda_decode_bench kda_host_bench
+  phase build 420 cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}"
 fi
-TEST="$BUILD/tests/test_gpu_kda"
 if has test; then
-  phase ctest 240 ctest --test-dir "$BUILD" -L gpu -R 'Packed|Replay|Recurrent|Launchers' -j 8 --output-on-failure
+  phase ctest 240 ctest --test-dir "$BUILD" -L gpu -j 8 --output-on-failure
 fi
 # The sanitizers replay the suite minus the 320-launch equivalence run (same kernels, same code
 # paths as the protocol tests) to fit the device-time budget.
 SAN_FILTER='-ReplaySsmProtocol.EquivalentToPackedDecode'
-if has memcheck; then
-  phase memcheck 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$TEST" --gtest_filter="$SAN_FILTER"
-fi
-if has racecheck; then
-  phase racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$TEST" --gtest_filter="$SAN_FILTER"
+# Sparse: the random-shape sweep (T up to 4096) is the slow part under the sanitizers; the other
+# tests reach the same kernel paths (both head tiles, split-K, D and head tails) on small shapes.
+SPARSE_SAN_FILTER='-GpuSparsePrefill.RandomShapesMatchOracle'
+for tool in memcheck racecheck; do
+  has $tool || continue
+  extra=(); [ $tool = memcheck ] && extra=(--leak-check full)
+  ops_has kda && phase ${tool}_kda 300 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 \
+    "$BUILD/tests/test_gpu_kda" --gtest_filter="$SAN_FILTER"
+  ops_has sparse && phase ${tool}_sparse 300 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 \
+    "$BUILD/tests/test_gpu_sparse" --gtest_filter="$SPARSE_SAN_FILTER"
+done
+if has fuzz; then
+  filter=kernels/; [ "$OPS" = kda ] && filter=kernels/kda; [ "$OPS" = sparse ] && filter=kernels/sparse
+  phase fuzz 240 "$BUILD/fuzz/kparity-fuzz" --filter "$filter" --cases "${FUZZ_CASES:-60}" --seed "${FUZZ_SEED:-$(date +%s)}"
 fi
 if has bench; then
-  phase bench_decode 240 "$BUILD/bench/kda_decode_bench" "$OUT/kda_decode_bench.md"
-  phase bench_host 60 "$BUILD/bench/kda_host_bench" --benchmark_min_time=0.2
+  ops_has kda && phase bench_decode 240 "$BUILD/bench/kda_decode_bench" "$OUT/kda_decode_bench.md"
+  ops_has kda && phase bench_host 60 "$BUILD/bench/kda_host_bench" --benchmark_min_time=0.2
+  ops_has sparse && phase bench_sparse 240 "$BUILD/bench/bench_sparse"
 fi
 
 echo
 echo "| phase | result |"
 echo "|---|---|"
-for k in configure build ctest memcheck racecheck bench_decode bench_host; do
+for k in configure build ctest memcheck_kda memcheck_sparse racecheck_kda racecheck_sparse fuzz bench_decode bench_host bench_sparse; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck.log "$OUT"/racecheck.log 2>/dev/null
+grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck_*.log "$OUT"/racecheck_*.log 2>/dev/null
+grep -h "properties passed" "$OUT"/fuzz.log 2>/dev/null
 grep -h "tests passed\|tests failed" "$OUT"/ctest.log 2>/dev/null
 [ -f "$OUT/kda_decode_bench.md" ] && cat "$OUT/kda_decode_bench.md"
 grep -h "^BM_" "$OUT"/bench_host.log 2>/dev/null
