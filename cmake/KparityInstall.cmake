@@ -17,7 +17,9 @@ install(TARGETS ${kparity_targets} EXPORT kparity-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS kparity_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET kparity_cli)
+  install(TARGETS kparity_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 foreach(dir core diagnostics reference kernels)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${dir}/include/kparity)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/kparity DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
