@@ -11,8 +11,17 @@
 #include "kparity/diagnostics/catalog_ids.hpp"
 #include "kparity/diagnostics/checker.hpp"
 #include "kparity/diagnostics/contracts/kda_common.hpp"
+#include "view_checks.hpp"
 
 namespace kparity::kda::detail {
+
+// Success path: no allocation. Shapes are compared through these (never through shape()), and
+// every string below is built inside a failed check's c.fail(...) arguments only.
+using contract_util::last_size;
+using contract_util::last_stride;
+using contract_util::same_shape;
+using contract_util::shape_is;
+using contract_util::tail_is;
 
 inline std::string str(std::int64_t v) { return std::to_string(v); }
 inline std::string tup(const TensorView& t) { return py_tuple(t.shape()); }

@@ -121,7 +121,7 @@ DecodeFacts packed_decode_walk(const DecodeInputs& in, Checker& c) {
              {{"HV_K", str(HV * K)}, {"got", str(in.dt_bias->numel())}}))
     return stop();
   // P19
-  if (f.B && in.out.shape() != Shape{*f.B, 1, HV, V} &&
+  if (f.B && !shape_is(in.out, {*f.B, 1, HV, V}) &&
       c.fail(ids::kda_out_shape, arg_loc("out", ".shape"),
              {{"expected", py_tuple({*f.B, 1, HV, V})}, {"got", tup(in.out)}}))
     return stop();

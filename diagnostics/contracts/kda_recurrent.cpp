@@ -3,6 +3,7 @@
 // would index out of bounds, so those run by default.
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -19,8 +20,6 @@ struct Facts {
   bool stop = false;
 };
 
-bool shape_is(const TensorView& t, const Shape& s) { return t.shape() == s; }
-
 Facts structural(const RecurrentArgs& a, Checker& c) {
   Facts f;
   auto stop = [&] { f.stop = true; return f; };
@@ -31,7 +30,7 @@ Facts structural(const RecurrentArgs& a, Checker& c) {
     f.T = a.q.size(0), f.H = a.q.size(1), f.K = a.q.size(2);
   }
   // 2
-  if (f.T && a.k.shape() != a.q.shape() &&
+  if (f.T && !same_shape(a.k, a.q) &&
       c.fail(ids::kda_recurrent_k_shape, arg_loc("k", ".shape"), {{"expected", tup(a.q)}, {"got", tup(a.k)}}))
     return stop();
   // 3
@@ -108,12 +107,12 @@ Facts structural(const RecurrentArgs& a, Checker& c) {
   }
   if (cu_ok) f.N = a.cu_seqlens ? a.cu_seqlens->size(0) - 1 : 1;
   if (dims && f.N) {
-    const Shape state{*f.N, *f.HV, *f.V, *f.K};
+    const std::array<std::int64_t, 4> state{*f.N, *f.HV, *f.V, *f.K};
     // 14, 15
     for (auto [name, id, t] : {std::tuple<const char*, std::string_view, const std::optional<TensorView>*>{
                                    "initial_state", ids::kda_recurrent_initial_state_shape, &a.initial_state},
                                {"final_state", ids::kda_recurrent_final_state_shape, &a.final_state}})
-      if (*t && (*t)->shape() != state &&
+      if (*t && !shape_is(**t, state) &&
           c.fail(id, arg_loc(name, ".shape"), {{"expected", py_tuple(state)}, {"got", tup(**t)}}))
         return stop();
   }
@@ -122,32 +121,35 @@ Facts structural(const RecurrentArgs& a, Checker& c) {
       c.fail(ids::kda_recurrent_out_shape, arg_loc("out", ".shape"),
              {{"expected", py_tuple({*f.T, *f.HV, *f.V})}, {"got", tup(a.out)}}))
     return stop();
-  auto tensors = [&] {
-    std::vector<std::pair<const char*, const TensorView*>> v = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}};
-    if (a.g) v.push_back({"g", &*a.g});
-    if (a.a) v.push_back({"a", &*a.a});
-    if (a.dt_bias) v.push_back({"dt_bias", &*a.dt_bias});
-    if (a.A_log) v.push_back({"A_log", &*a.A_log});
-    v.push_back({"beta", &a.beta});
-    if (a.initial_state) v.push_back({"initial_state", &*a.initial_state});
-    if (a.final_state) v.push_back({"final_state", &*a.final_state});
-    v.push_back({"out", &a.out});
-    return v;
-  }();
+  // The present tensors in argument order, in a fixed-size list (no allocation on the success path).
+  std::array<std::pair<const char*, const TensorView*>, 11> tensors;
+  std::size_t n = 0;
+  const auto add = [&](const char* name, const TensorView* t) {
+    if (t) tensors[n++] = {name, t};
+  };
+  const auto opt = [](const std::optional<TensorView>& t) { return t ? &*t : nullptr; };
+  add("q", &a.q), add("k", &a.k), add("v", &a.v), add("g", opt(a.g)), add("a", opt(a.a));
+  add("dt_bias", opt(a.dt_bias)), add("A_log", opt(a.A_log)), add("beta", &a.beta);
+  add("initial_state", opt(a.initial_state)), add("final_state", opt(a.final_state)), add("out", &a.out);
   // 17
-  for (auto [name, t] : tensors)
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [name, t] = tensors[i];
     if (!is_float_dtype(t->dtype) &&
         c.fail(ids::kda_recurrent_float_dtype, arg_loc(name, ".dtype"), {{"name", name}, {"dtype", py_dtype(t->dtype)}}))
       return stop();
+  }
   // 18
-  if (a.cu_seqlens) tensors.push_back({"cu_seqlens", &*a.cu_seqlens});
-  for (auto [name, t] : tensors)
+  const std::pair<const char*, const TensorView*> cu{"cu_seqlens", opt(a.cu_seqlens)};
+  for (std::size_t i = 0; i <= n; ++i) {
+    const auto [name, t] = i < n ? tensors[i] : cu;
+    if (!t) continue;
     if (!(t->device == a.q.device)) {
       if (c.fail(ids::kda_recurrent_same_device, arg_loc(name, ".device"),
                  {{"name", name}, {"device", t->device.str()}, {"q_device", a.q.device.str()}}))
         return stop();
       break;
     }
+  }
   return f;
 }
 

@@ -76,14 +76,14 @@ Walk upstream_checks(const ReplaySsmDecodeArgs& a, Checker& c) {
              {"got ndim=" + str(wp.ndim()) + ", dtype " + py_dtype(wp.dtype)}))
     return stop();
   // #6
-  if (w.batch && wp.shape() != Shape{*w.batch} &&
+  if (w.batch && !shape_is(wp, {*w.batch}) &&
       c.fail(ids::kda_write_pos_shape, arg_loc("write_pos", ".shape"), {{"batch_shape", py_tuple({*w.batch})}},
              {"got " + tup(wp)}))
     return stop();
   // #7
   if (a.force_flush) {
     const TensorView& ff = *a.force_flush;
-    const bool bad_shape = w.batch && ff.shape() != Shape{*w.batch};
+    const bool bad_shape = w.batch && !shape_is(ff, {*w.batch});
     if ((ff.ndim() != 1 || ff.dtype != DType::i32 || bad_shape) &&
         c.fail(ids::kda_force_flush_layout, arg_loc("force_flush"), {},
                {"got shape " + tup(ff) + ", dtype " + py_dtype(ff.dtype)}))
@@ -100,22 +100,18 @@ Walk upstream_checks(const ReplaySsmDecodeArgs& a, Checker& c) {
       w.L = L;
     }
   }
-  auto tail = [](const TensorView& t) {
-    Shape s = t.shape();
-    return s.empty() ? s : Shape(s.begin() + 1, s.end());
-  };
   // #9
-  if (w.L && w.f.HV && tail(a.d_cache) != Shape{*w.f.HV, *w.L, *w.f.V} &&
+  if (w.L && w.f.HV && !tail_is(a.d_cache, {*w.f.HV, *w.L, *w.f.V}) &&
       c.fail(ids::kda_d_cache_shape, arg_loc("d_cache", ".shape"), {},
              {"got " + tup(a.d_cache) + ", expected (slots, " + str(*w.f.HV) + ", " + str(*w.L) + ", " + str(*w.f.V) + ")"}))
     return stop();
   // #10
-  if (w.L && w.f.H && tail(a.k_cache) != Shape{*w.f.H, *w.L, *w.f.K} &&
+  if (w.L && w.f.H && !tail_is(a.k_cache, {*w.f.H, *w.L, *w.f.K}) &&
       c.fail(ids::kda_k_cache_shape, arg_loc("k_cache", ".shape"), {},
              {"got " + tup(a.k_cache) + ", expected (slots, " + str(*w.f.H) + ", " + str(*w.L) + ", " + str(*w.f.K) + ")"}))
     return stop();
   // #11
-  if (w.L && w.f.HV && tail(a.g_cache) != Shape{*w.f.HV, *w.L, *w.f.K} &&
+  if (w.L && w.f.HV && !tail_is(a.g_cache, {*w.f.HV, *w.L, *w.f.K}) &&
       c.fail(ids::kda_g_cache_shape, arg_loc("g_cache", ".shape"), {},
              {"got " + tup(a.g_cache) + ", expected (slots, " + str(*w.f.HV) + ", " + str(*w.L) + ", " + str(*w.f.K) + ")"}))
     return stop();

@@ -13,8 +13,13 @@
 
 #include "kparity/core/format.hpp"
 #include "kparity/diagnostics/checker.hpp"
+#include "view_checks.hpp"
 
 namespace kparity::sparse::detail {
+
+// Success path: no allocation. Shapes are compared through sizes[]/rank (view_checks.hpp), and
+// messages, args and notes are built only once a check has failed.
+using contract_util::same_shape;
 
 inline constexpr std::int64_t k2Pow31 = std::int64_t{1} << 31;
 
@@ -102,7 +107,7 @@ inline bool check_offsets(Checker& c, std::string_view id, const char* name, con
 }
 
 inline bool check_out(Checker& c, std::string_view id, const TensorView& out, const TensorView& q) {
-  if (out.shape() == q.shape() && out.dtype == q.dtype) return false;
+  if (same_shape(out, q) && out.dtype == q.dtype) return false;
   return c.fail(id, arg_loc("out"),
                 {{"expected_shape", shape_str(q)}, {"expected_dtype", py_dtype(q.dtype)},
                  {"shape", shape_str(out)}, {"dtype", py_dtype(out.dtype)}});
@@ -111,13 +116,12 @@ inline bool check_out(Checker& c, std::string_view id, const TensorView& out, co
 inline bool check_lse(Checker& c, std::string_view id_missing, std::string_view id_buffer, bool return_lse,
                       const std::optional<TensorView>& lse, std::int64_t T, std::int64_t H) {
   if (!return_lse) return false;
-  const std::string expected = py_tuple({T, H});
-  if (!lse) return c.fail(id_missing, arg_loc("lse"), {{"expected_shape", expected}});
+  if (!lse) return c.fail(id_missing, arg_loc("lse"), {{"expected_shape", py_tuple({T, H})}});
   const TensorView& l = *lse;
   const bool ok = l.ndim() == 2 && l.size(0) == T && l.size(1) == H && l.dtype == DType::f32 && l.is_contiguous();
   if (ok) return false;
   return c.fail(id_buffer, arg_loc("lse"),
-                {{"expected_shape", expected}, {"shape", shape_str(l)}, {"dtype", py_dtype(l.dtype)},
+                {{"expected_shape", py_tuple({T, H})}, {"shape", shape_str(l)}, {"dtype", py_dtype(l.dtype)},
                  {"strides", strides_str(l)}},
                 {"the kernel writes lse[t, h] at offset t * H + h"});
 }

@@ -6,15 +6,15 @@
 
 namespace kparity {
 
-Checker::Checker(std::string_view op, Mode mode, ValidateOptions options)
-    : op_(op), mode_(mode), options_(options) {}
-
 bool Checker::fail(std::string_view id, std::string where, std::vector<DiagArg> args,
                    std::vector<std::string> notes) {
   // A contract that ignores the stop signal must not report a second "first" error.
   if (stopped_) return true;
-  Diagnostic d = make_diagnostic(id, op_ + "::" + where, std::move(args), std::move(notes));
-  d.add_context("while validating the inputs of " + op_);
+  std::string location;
+  location.reserve(op_.size() + 2 + where.size());
+  location.append(op_).append("::").append(where);
+  Diagnostic d = make_diagnostic(id, std::move(location), std::move(args), std::move(notes));
+  d.add_context(std::string("while validating the inputs of ").append(op_));
   if (d.severity != Severity::error) {
     if (options_.warnings) diags_.push_back(std::move(d));
     return false;

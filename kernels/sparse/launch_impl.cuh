@@ -1,6 +1,7 @@
 #pragma once
 // The (dp, ht) switch shared by the per-dtype translation units.
 #include "sparse/attn_kernel.cuh"
+#include "sparse/wg_kernel.cuh"
 #include "sparse/dispatch.hpp"
 
 namespace kparity::kernels::sparse {
@@ -18,7 +19,19 @@ cudaError_t launch_one(const AttnParams& p, cudaStream_t stream) {
 }
 
 template <class T>
-cudaError_t launch_attn_t(const AttnParams& p, int dp, int ht, cudaStream_t stream) {
+cudaError_t launch_wg(const AttnParams& p, cudaStream_t stream) {
+  auto* k = &sparse_attn_wg_kernel<T>;
+  if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kWgSmem));
+      e != cudaSuccess)
+    return e;
+  const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
+  k<<<blocks, kWgThreads, kWgSmem, stream>>>(p);
+  return cudaSuccess;
+}
+
+template <class T>
+cudaError_t launch_attn_t(const AttnParams& p, int dp, int ht, bool wg, cudaStream_t stream) {
+  if (wg) return dp == 512 && ht == 64 && p.vec_q && p.vec_kv ? launch_wg<T>(p, stream) : cudaErrorInvalidValue;
   if (ht == 64) {
     switch (dp) {
       case 64: return launch_one<T, 64, 64>(p, stream);

@@ -122,6 +122,11 @@ Status make_plan(std::string_view op, std::string_view id, const OpViews& v, con
   // The kernel receives fp32 scalars, as upstream's compile-time constants are (C.4 item 2).
   p.scale = static_cast<float>(v.scale);
   p.shift = static_cast<float>(v.shift);
+  // The wgmma kernel covers V4's shape (D in (256, 512], 64-head tiles, 16-byte rows); variant 1 keeps
+  // the mma.sync kernel selectable (fallback, and the reference path of the variant tests).
+  if (tuning.variant != 0 && tuning.variant != 1)
+    return unsupported(op, id, "variant", std::to_string(tuning.variant), "0 (auto), 1 (mma.sync)");
+  plan.wg = tuning.variant == 0 && dp == 512 && ht == 64 && p.vec_q && p.vec_kv;
   if (T * p.n_head_tiles > INT_MAX) return unsupported(op, id, "T", std::to_string(T), "T * ceil(H / head_tile) < 2^31");
   return Status::success();
 }
@@ -129,7 +134,8 @@ Status make_plan(std::string_view op, std::string_view id, const OpViews& v, con
 Status launch(std::string_view op, const Plan& plan, bool bf16, cudaStream_t stream, const LaunchOptions& o) {
   const AttnParams& p = plan.p;
   if (p.T == 0 || p.H == 0) return Status::success();  // empty grid: nothing to launch (AP-S10)
-  cudaError_t e = bf16 ? launch_attn_bf16(p, plan.dp, plan.ht, stream) : launch_attn_f16(p, plan.dp, plan.ht, stream);
+  cudaError_t e = bf16 ? launch_attn_bf16(p, plan.dp, plan.ht, plan.wg, stream)
+                     : launch_attn_f16(p, plan.dp, plan.ht, plan.wg, stream);
   if (e != cudaSuccess) return kernels::detail::cuda_failure(op, "launch setup", e);
   if (p.splits > 1) {
     if (Status s = kernels::detail::finish_launch(op, stream, LaunchOptions{o.validate, false}); !s.ok()) return s;

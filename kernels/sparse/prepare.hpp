@@ -29,6 +29,7 @@ struct OpViews {
 struct Plan {
   AttnParams p;
   int dp = 0, ht = 0;
+  bool wg = false;  // wgmma kernel (see make_plan)
 };
 
 // NotImplementedError naming the unsupported value (proposed catalog entry sparse-kernel-unsupported).

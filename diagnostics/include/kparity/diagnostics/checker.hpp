@@ -34,10 +34,14 @@ struct ValidateOptions {
   static ValidateOptions strict(Entry e = Entry::cuda_kernel) { return {e, true, true, true}; }
 };
 
+// Success-path discipline: constructing a Checker and running a contract that finds nothing
+// allocates nothing. `op` is not copied, so it must outlive the Checker (every caller passes the
+// op's constexpr name); everything fail() builds is built only when a check fails.
 class Checker {
  public:
   enum class Mode { first_error, all };
-  Checker(std::string_view op, Mode mode, ValidateOptions options);
+  Checker(std::string_view op, Mode mode, ValidateOptions options) noexcept
+      : op_(op), mode_(mode), options_(options) {}
 
   const ValidateOptions& options() const noexcept { return options_; }
   std::string_view op() const noexcept { return op_; }
@@ -47,7 +51,8 @@ class Checker {
 
   // Records a violation of catalog entry `id`. `where` is the part after "<op>::", e.g.
   // "arg[g_cache].dtype". Returns true when the contract must stop now (first_error mode after an
-  // error). Warnings never stop.
+  // error). Warnings never stop. Call it only once a check has failed (`bad && c.fail(...)`), so
+  // that the location, args and notes are built on the failure path only.
   bool fail(std::string_view id, std::string where, std::vector<DiagArg> args = {},
             std::vector<std::string> notes = {});
   bool stopped() const noexcept { return stopped_; }
@@ -56,7 +61,7 @@ class Checker {
   std::vector<Diagnostic>& diagnostics() noexcept { return diags_; }
 
  private:
-  std::string op_;
+  std::string_view op_;  // not owned: see the class comment
   Mode mode_;
   ValidateOptions options_;
   bool stopped_ = false;

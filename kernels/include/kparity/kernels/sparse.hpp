@@ -22,6 +22,9 @@ using kparity::sparse::PagedPrefillArgs;
 struct SparseTuning {
   int head_tile = 0;  // heads per CTA: 16 (needs D > 64) or 64
   int kv_splits = 0;  // decode only: key-range splits per (token, head tile); 1 disables split-K
+  // 0: auto -- the wgmma kernel (sm_90a) when D is in (256, 512], the head tile is 64 and q and the
+  // KV sources allow 16-byte loads, else the mma.sync kernel; 1: always the mma.sync kernel.
+  int variant = 0;
 };
 
 // Supported: q/unified_kv/kv/out bf16 or fp16 (one dtype), 1 <= D <= 512, any H and T, any strides
