@@ -53,23 +53,38 @@ inline std::optional<std::vector<std::int64_t>> first_non_finite(const TensorVie
   return hit;
 }
 
-// Byte interval [lo, hi) a view can touch; empty views touch nothing.
-inline bool bytes_of(const TensorView& t, std::uintptr_t& lo, std::uintptr_t& hi) {
-  if (t.data == nullptr || t.numel() == 0) return false;
-  auto [a, b] = t.offset_range();
-  auto base = reinterpret_cast<std::uintptr_t>(t.data);
-  auto es = static_cast<std::intptr_t>(t.element_size());
-  lo = base + static_cast<std::uintptr_t>(a * es);
-  hi = base + static_cast<std::uintptr_t>((b + 1) * es);
-  return true;
+// Byte interval [lo, hi) a view can touch; empty views (and views without data) touch nothing.
+// Computed inline from sizes[]/strides[] (what numel() and offset_range() compute).
+struct ByteSpan {
+  bool touches = false;
+  std::uintptr_t lo = 0, hi = 0;
+};
+inline ByteSpan byte_span(const TensorView& t) {
+  ByteSpan s;
+  if (t.data == nullptr) return s;
+  std::int64_t n = 1;
+  for (int d = 0; d < t.rank; ++d) n *= t.sizes[d];
+  if (n == 0) return s;
+  std::int64_t a = 0, b = 0;
+  for (int d = 0; d < t.rank; ++d) {
+    const std::int64_t reach = (t.sizes[d] - 1) * t.strides[d];
+    (reach < 0 ? a : b) += reach;
+  }
+  const auto base = reinterpret_cast<std::uintptr_t>(t.data);
+  const auto es = static_cast<std::intptr_t>(t.element_size());
+  s.touches = true;
+  s.lo = base + static_cast<std::uintptr_t>(a * es);
+  s.hi = base + static_cast<std::uintptr_t>((b + 1) * es);
+  return s;
 }
 
-inline bool overlaps(const TensorView& x, const TensorView& y) {
-  if (!(x.device == y.device)) return false;
-  std::uintptr_t xl, xh, yl, yh;
-  if (!bytes_of(x, xl, xh) || !bytes_of(y, yl, yh)) return false;
-  return xl < yh && yl < xh;
+// x's span is passed in, so a loop testing one output against many inputs computes it once.
+inline bool overlaps(const TensorView& x, const ByteSpan& xs, const TensorView& y) {
+  if (!(x.device == y.device) || !xs.touches) return false;
+  const ByteSpan ys = byte_span(y);
+  return ys.touches && xs.lo < ys.hi && ys.lo < xs.hi;
 }
+inline bool overlaps(const TensorView& x, const TensorView& y) { return overlaps(x, byte_span(x), y); }
 
 // The C.2 walk (validate_packed_decode_inputs), shared by both decode ops. ReplaySSM passes its
 // flattened `a` / `dt_bias`, or nullptr when C.1 #1-#3 left no valid flattened view (validate mode).

@@ -11,9 +11,12 @@
 namespace kparity::kda {
 namespace detail {
 
-DecodeFacts packed_decode_walk(const DecodeInputs& in, Checker& c) {
-  DecodeFacts f;
-  auto stop = [&] { f.stop = true; return f; };
+namespace {
+
+// The walk proper; returns true when the contract must stop. It fills `f` in place (no copy of the
+// facts on each early return). Dims are read through sizes[]/strides[] once the rank is known (every
+// read below is guarded by a rank test), so no out-of-line bounds-checked size()/stride() call.
+bool walk(const DecodeInputs& in, Checker& c, DecodeFacts& f) {
   const TensorView& mq = in.mixed_qkv;
   const TensorView& b = in.b;
   const TensorView& st = in.initial_state;
@@ -21,52 +24,54 @@ DecodeFacts packed_decode_walk(const DecodeInputs& in, Checker& c) {
 
   // P1
   if (mq.ndim() != 2 && c.fail(ids::kda_mixed_qkv_ndim, arg_loc("mixed_qkv", ".ndim"), {{"ndim", str(mq.ndim())}}))
-    return stop();
+    return true;
   // P2: a 0-D tensor has no last dim; P1 already reported it.
-  if (mq.ndim() >= 1 && mq.stride(-1) != 1 &&
+  if (mq.ndim() >= 1 && last_stride(mq) != 1 &&
       c.fail(ids::kda_mixed_qkv_last_dim_stride, arg_loc("mixed_qkv", ".stride[-1]"), {},
              {"got stride(-1)=" + str(mq.stride(-1))}))
-    return stop();
+    return true;
   // P3: ReplaySSM's flattened `a` is 2-D by construction; a missing one (nullptr) is not re-reported.
   const bool a_bad = in.a && in.a->ndim() != 2;
   if ((a_bad || b.ndim() != 2) &&
       c.fail(ids::kda_a_b_ndim, arg_loc(a_bad ? "a" : "b", ".ndim"),
              {{"a_ndim", str(in.a ? in.a->ndim() : 2)}, {"b_ndim", str(b.ndim())}}))
-    return stop();
+    return true;
   const bool a2 = in.a && in.a->ndim() == 2, b2 = b.ndim() == 2;
   // P4
   {
-    const bool as = in.a && in.a->ndim() >= 1 && in.a->stride(-1) != 1;
-    const bool bs = b.ndim() >= 1 && b.stride(-1) != 1;
+    const bool as = in.a && in.a->ndim() >= 1 && last_stride(*in.a) != 1;
+    const bool bs = b.ndim() >= 1 && last_stride(b) != 1;
     if ((as || bs) && c.fail(ids::kda_a_b_last_dim_stride, arg_loc(as ? "a" : "b", ".stride[-1]"), {},
                              {std::string(as ? "a" : "b") + ".stride(-1)=" + str(as ? in.a->stride(-1) : b.stride(-1))}))
-      return stop();
+      return true;
   }
   // P5
   {
     const bool al = in.A_log.ndim() != 1, dt = in.dt_bias && in.dt_bias->ndim() != 1;
     if ((al || dt) && c.fail(ids::kda_a_log_dt_bias_ndim, arg_loc(al ? "A_log" : "dt_bias", ".ndim"), {},
                              {std::string(al ? "A_log" : "dt_bias") + ".ndim=" + str(al ? in.A_log.ndim() : in.dt_bias->ndim())}))
-      return stop();
+      return true;
   }
   // P6: stride(0) needs at least one dim.
   {
-    const bool al = in.A_log.ndim() >= 1 && in.A_log.stride(0) != 1;
-    const bool dt = in.dt_bias && in.dt_bias->ndim() >= 1 && in.dt_bias->stride(0) != 1;
+    const bool al = in.A_log.ndim() >= 1 && in.A_log.strides[0] != 1;
+    const bool dt = in.dt_bias && in.dt_bias->ndim() >= 1 && in.dt_bias->strides[0] != 1;
     if ((al || dt) && c.fail(ids::kda_a_log_dt_bias_stride, arg_loc(al ? "A_log" : "dt_bias", ".stride[0]"), {},
                              {std::string(al ? "A_log" : "dt_bias") + ".stride(0)=" + str(al ? in.A_log.stride(0) : in.dt_bias->stride(0))}))
-      return stop();
+      return true;
   }
   // P7
   if (idx.ndim() != 1 && c.fail(ids::kda_ssm_state_indices_ndim, arg_loc("ssm_state_indices", ".ndim"),
                                 {{"ndim", str(idx.ndim())}}))
-    return stop();
+    return true;
   // P8
   if (!in.out.is_contiguous() &&
       c.fail(ids::kda_out_contiguous, arg_loc("out"), {}, {"got strides " + py_tuple(in.out.stride_vec())}))
-    return stop();
-  // P9
-  {
+    return true;
+  // P9 (the loop names the first mismatch; the conjunction is its allocation-free fast path)
+  const auto same_device = [&](const TensorView* t) { return !t || t->device == mq.device; };
+  if (!(same_device(in.a) && same_device(&b) && same_device(&in.A_log) && same_device(in.dt_bias) &&
+        same_device(&st) && same_device(&in.out) && same_device(&idx))) {
     const std::pair<const char*, const TensorView*> others[] = {
         {"a", in.a}, {"b", &b}, {"A_log", &in.A_log}, {"dt_bias", in.dt_bias},
         {"initial_state", &st}, {"out", &in.out}, {"ssm_state_indices", &idx}};
@@ -74,81 +79,89 @@ DecodeFacts packed_decode_walk(const DecodeInputs& in, Checker& c) {
       if (t && !(t->device == mq.device)) {
         if (c.fail(ids::kda_inputs_same_device, arg_loc(name, ".device"), {},
                    {std::string(name) + " is on " + t->device.str() + ", mixed_qkv on " + mq.device.str()}))
-          return stop();
+          return true;
         break;
       }
     }
   }
-  if (mq.ndim() >= 1) f.B = mq.size(0);
+  if (mq.ndim() >= 1) f.B = mq.sizes[0];
   // P10
-  if (f.B && a2 && b2 && (in.a->size(0) != *f.B || b.size(0) != *f.B) &&
+  if (f.B && a2 && b2 && (in.a->sizes[0] != *f.B || b.sizes[0] != *f.B) &&
       c.fail(ids::kda_batch_size_mismatch, arg_loc(in.a->size(0) != *f.B ? "a" : "b", ".shape[0]"),
              {{"B", str(*f.B)}, {"a_rows", str(in.a->size(0))}, {"b_rows", str(b.size(0))}}))
-    return stop();
+    return true;
   // P11
-  if (f.B && idx.ndim() == 1 && idx.size(0) != *f.B &&
+  if (f.B && idx.ndim() == 1 && idx.sizes[0] != *f.B &&
       c.fail(ids::kda_ssm_state_indices_shape, arg_loc("ssm_state_indices", ".shape[0]"),
              {{"got", tup(idx)}, {"B", str(*f.B)}}))
-    return stop();
+    return true;
   // P12
   if (st.ndim() != 4 && c.fail(ids::kda_initial_state_ndim, arg_loc("initial_state", ".ndim"), {{"ndim", str(st.ndim())}}))
-    return stop();
-  if (st.ndim() != 4) return f;  // HV, V, K come from the state; everything below needs them
+    return true;
+  if (st.ndim() != 4) return false;  // HV, V, K come from the state; everything below needs them
   // P13
-  if (st.stride(-1) != 1 && c.fail(ids::kda_initial_state_last_dim_stride, arg_loc("initial_state", ".stride[-1]"), {},
+  if (st.strides[3] != 1 && c.fail(ids::kda_initial_state_last_dim_stride, arg_loc("initial_state", ".stride[-1]"), {},
                                    {"got stride(-1)=" + str(st.stride(-1))}))
-    return stop();
-  const std::int64_t HV = st.size(1), V = st.size(2), K = st.size(3);
+    return true;
+  const std::int64_t HV = st.sizes[1], V = st.sizes[2], K = st.sizes[3];
   f.HV = HV, f.V = V, f.K = K;
   // P14
   if ((!is_power_of_two(K) || !is_power_of_two(V)) &&
       c.fail(ids::kda_head_dims_power_of_two, arg_loc("initial_state", ".shape"), {{"K", str(K)}, {"V", str(V)}}))
-    return stop();
+    return true;
   // P15
-  if (a2 && in.a->size(1) != HV * K &&
+  if (a2 && in.a->sizes[1] != HV * K &&
       c.fail(ids::kda_a_shape, arg_loc("a", ".shape[1]"), {{"HV", str(HV)}, {"K", str(K)}, {"got", tup(*in.a)}}))
-    return stop();
+    return true;
   // P16
-  if (b2 && b.size(1) != HV && c.fail(ids::kda_b_shape, arg_loc("b", ".shape[1]"), {{"HV", str(HV)}, {"got", tup(b)}}))
-    return stop();
+  if (b2 && b.sizes[1] != HV && c.fail(ids::kda_b_shape, arg_loc("b", ".shape[1]"), {{"HV", str(HV)}, {"got", tup(b)}}))
+    return true;
   // P17
   if (in.A_log.numel() != HV &&
       c.fail(ids::kda_a_log_numel, arg_loc("A_log", ".numel"), {{"HV", str(HV)}, {"got", str(in.A_log.numel())}}))
-    return stop();
+    return true;
   // P18
   if (in.dt_bias && in.dt_bias->numel() != HV * K &&
       c.fail(ids::kda_dt_bias_numel, arg_loc("dt_bias", ".numel"),
              {{"HV_K", str(HV * K)}, {"got", str(in.dt_bias->numel())}}))
-    return stop();
+    return true;
   // P19
   if (f.B && !shape_is(in.out, {*f.B, 1, HV, V}) &&
       c.fail(ids::kda_out_shape, arg_loc("out", ".shape"),
              {{"expected", py_tuple({*f.B, 1, HV, V})}, {"got", tup(in.out)}}))
-    return stop();
-  if (mq.ndim() != 2) return f;
+    return true;
+  if (mq.ndim() != 2) return false;
   // P20
-  const std::int64_t qkv_dim = mq.size(1), qk_dim = qkv_dim - HV * V;
+  const std::int64_t qkv_dim = mq.sizes[1], qk_dim = qkv_dim - HV * V;
   if (qk_dim <= 0 || qk_dim % 2 != 0) {
     if (c.fail(ids::kda_mixed_qkv_last_dim, arg_loc("mixed_qkv", ".shape[1]"),
                {{"qkv_dim", str(qkv_dim)}, {"HV", str(HV)}, {"V", str(V)}}))
-      return stop();
-    return f;
+      return true;
+    return false;
   }
   // P21
   const std::int64_t q_dim = qk_dim / 2;
   if (K == 0 || q_dim % K != 0) {
     if (c.fail(ids::kda_q_size_divisible, arg_loc("mixed_qkv", ".shape[1]"), {{"q_dim", str(q_dim)}, {"K", str(K)}}))
-      return stop();
-    return f;
+      return true;
+    return false;
   }
   // P22
   const std::int64_t H = q_dim / K;
   if (H <= 0 || HV % H != 0) {
     if (c.fail(ids::kda_head_config, arg_loc("mixed_qkv", ".shape[1]"), {{"H", str(H)}, {"HV", str(HV)}}))
-      return stop();
-    return f;
+      return true;
+    return false;
   }
   f.H = H;
+  return false;
+}
+
+}  // namespace
+
+DecodeFacts packed_decode_walk(const DecodeInputs& in, Checker& c) {
+  DecodeFacts f;
+  f.stop = walk(in, c, f);
   return f;
 }
 
@@ -191,8 +204,9 @@ bool decode_shape_extras(const DecodeInputs& in, const DecodeFacts& f, double sc
   const std::pair<const char*, const TensorView*> inputs[] = {
       {"mixed_qkv", &in.mixed_qkv}, {"a", in.a}, {"b", &in.b}, {"A_log", &in.A_log}, {"dt_bias", in.dt_bias},
       {"initial_state", &in.initial_state}, {"ssm_state_indices", &in.ssm_state_indices}};
+  const ByteSpan out_span = byte_span(in.out);
   for (auto [name, t] : inputs)
-    if (t && overlaps(in.out, *t) && c.fail(ids::kda_out_overlap, arg_loc("out"), {{"name", name}}))
+    if (t && overlaps(in.out, out_span, *t) && c.fail(ids::kda_out_overlap, arg_loc("out"), {{"name", name}}))
       return true;
   return false;
 }

@@ -27,7 +27,7 @@ Facts structural(const RecurrentArgs& a, Checker& c) {
   if (a.q.ndim() != 3) {
     if (c.fail(ids::kda_recurrent_q_shape, arg_loc("q", ".ndim"), {{"got", tup(a.q)}})) return stop();
   } else {
-    f.T = a.q.size(0), f.H = a.q.size(1), f.K = a.q.size(2);
+    f.T = a.q.sizes[0], f.H = a.q.sizes[1], f.K = a.q.sizes[2];
   }
   // 2
   if (f.T && !same_shape(a.k, a.q) &&
@@ -35,11 +35,11 @@ Facts structural(const RecurrentArgs& a, Checker& c) {
     return stop();
   // 3
   if (f.T) {
-    if (a.v.ndim() != 3 || a.v.size(0) != *f.T) {
+    if (a.v.ndim() != 3 || a.v.sizes[0] != *f.T) {
       if (c.fail(ids::kda_recurrent_v_shape, arg_loc("v", ".shape"), {{"T", str(*f.T)}, {"got", tup(a.v)}}))
         return stop();
     } else {
-      f.HV = a.v.size(1), f.V = a.v.size(2);
+      f.HV = a.v.sizes[1], f.V = a.v.sizes[2];
     }
   }
   const bool dims = f.T && f.HV;
@@ -97,7 +97,7 @@ Facts structural(const RecurrentArgs& a, Checker& c) {
   bool cu_ok = true;
   if (a.cu_seqlens) {
     const TensorView& cu = *a.cu_seqlens;
-    cu_ok = cu.ndim() == 1 && cu.size(0) >= 1;
+    cu_ok = cu.ndim() == 1 && cu.sizes[0] >= 1;
     if (!cu_ok && c.fail(ids::kda_recurrent_cu_seqlens_shape, arg_loc("cu_seqlens", ".shape"), {{"got", tup(cu)}}))
       return stop();
     // 13
@@ -105,7 +105,7 @@ Facts structural(const RecurrentArgs& a, Checker& c) {
         c.fail(ids::kda_recurrent_cu_seqlens_dtype, arg_loc("cu_seqlens", ".dtype"), {{"dtype", py_dtype(cu.dtype)}}))
       return stop();
   }
-  if (cu_ok) f.N = a.cu_seqlens ? a.cu_seqlens->size(0) - 1 : 1;
+  if (cu_ok) f.N = a.cu_seqlens ? a.cu_seqlens->sizes[0] - 1 : 1;
   if (dims && f.N) {
     const std::array<std::int64_t, 4> state{*f.N, *f.HV, *f.V, *f.K};
     // 14, 15
@@ -162,22 +162,28 @@ bool extras(const RecurrentArgs& a, Checker& c) {
     return true;
   // Outputs must not alias what the recurrence still reads. final_state may alias initial_state
   // only through the reference's own copy, so that pair is allowed.
-  std::vector<std::pair<const char*, const TensorView*>> ins = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"beta", &a.beta}};
+  // Fixed-size lists (no allocation): the inputs, then for `out` also the two states.
+  using Named = std::pair<const char*, const TensorView*>;
+  std::array<Named, 11> others;
+  std::size_t n = 0;
+  for (Named t : {Named{"q", &a.q}, Named{"k", &a.k}, Named{"v", &a.v}, Named{"beta", &a.beta}}) others[n++] = t;
   for (auto [name, t] : {std::pair<const char*, const std::optional<TensorView>*>{"g", &a.g}, {"a", &a.a},
                          {"dt_bias", &a.dt_bias}, {"A_log", &a.A_log}, {"cu_seqlens", &a.cu_seqlens}})
-    if (*t) ins.push_back({name, &**t});
-  std::vector<std::pair<const char*, const TensorView*>> outs = {{"out", &a.out}};
-  if (a.final_state) outs.push_back({"final_state", &*a.final_state});
+    if (*t) others[n++] = {name, &**t};
+  const std::size_t n_ins = n;
+  if (a.initial_state) others[n++] = {"initial_state", &*a.initial_state};
+  if (a.final_state) others[n++] = {"final_state", &*a.final_state};
+  const Named outs[] = {{"out", &a.out}, {"final_state", a.final_state ? &*a.final_state : nullptr}};
   for (auto [oname, o] : outs) {
-    auto others = ins;
-    if (std::string_view(oname) == "out") {
-      if (a.initial_state) others.push_back({"initial_state", &*a.initial_state});
-      if (a.final_state) others.push_back({"final_state", &*a.final_state});
-    }
-    for (auto [name, t] : others)
-      if (overlaps(*o, *t) &&
+    if (!o) continue;
+    const std::size_t count = o == &a.out ? n : n_ins;
+    const ByteSpan o_span = byte_span(*o);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto [name, t] = others[i];
+      if (overlaps(*o, o_span, *t) &&
           c.fail(ids::kda_recurrent_out_overlap, arg_loc(oname), {{"name", oname}, {"other", name}}))
         return true;
+    }
   }
   return false;
 }

@@ -14,13 +14,30 @@ namespace {
 using namespace detail;
 
 // C.1 #3: upstream views a as [batch, -1] and dt_bias as [-1]; both are contiguous here (#1, #2).
+// The contiguous views are filled in directly (what TensorView's contiguous constructor computes);
+// only a size the constructor would reject (negative) takes the constructor, to keep its exception.
 TensorView flat_view(const TensorView& t, std::int64_t rows) {
-  const std::array<std::int64_t, 2> shape{rows, t.numel() / rows};
-  return TensorView(t.data, t.dtype, std::span<const std::int64_t>(shape), t.device);
+  const std::int64_t cols = t.numel() / rows;
+  if (rows < 0 || cols < 0) {
+    const std::array<std::int64_t, 2> shape{rows, cols};
+    return TensorView(t.data, t.dtype, std::span<const std::int64_t>(shape), t.device);
+  }
+  TensorView v;
+  v.data = t.data, v.dtype = t.dtype, v.device = t.device, v.rank = 2;
+  v.sizes[0] = rows, v.sizes[1] = cols;
+  v.strides[0] = cols > 1 ? cols : 1, v.strides[1] = 1;
+  return v;
 }
 TensorView flat_view(const TensorView& t) {
-  const std::array<std::int64_t, 1> shape{t.numel()};
-  return TensorView(t.data, t.dtype, std::span<const std::int64_t>(shape), t.device);
+  const std::int64_t n = t.numel();
+  if (n < 0) {
+    const std::array<std::int64_t, 1> shape{n};
+    return TensorView(t.data, t.dtype, std::span<const std::int64_t>(shape), t.device);
+  }
+  TensorView v;
+  v.data = t.data, v.dtype = t.dtype, v.device = t.device, v.rank = 1;
+  v.sizes[0] = n, v.strides[0] = 1;
+  return v;
 }
 
 struct Walk {
@@ -30,35 +47,33 @@ struct Walk {
   bool stop = false;
 };
 
-// Upstream checks C.1 #0-#14, in order.
-Walk upstream_checks(const ReplaySsmDecodeArgs& a, Checker& c) {
-  Walk w;
-  auto stop = [&] { w.stop = true; return std::move(w); };
+// Upstream checks C.1 #0-#14, in order. Fills `w` in place; returns true when the contract must stop.
+bool upstream_walk(const ReplaySsmDecodeArgs& a, Checker& c, Walk& w) {
   // #0 (implicit upstream IndexError): batch = mixed_qkv.size(0).
   if (a.mixed_qkv.ndim() == 0) {
-    if (c.fail(ids::kda_replayssm_batch_dim, arg_loc("mixed_qkv", ".ndim"))) return stop();
+    if (c.fail(ids::kda_replayssm_batch_dim, arg_loc("mixed_qkv", ".ndim"))) return true;
   } else {
-    w.batch = a.mixed_qkv.size(0);
+    w.batch = a.mixed_qkv.sizes[0];
   }
   // #1
   const bool a_ok = (a.a.ndim() == 2 || a.a.ndim() == 3) && a.a.is_contiguous();
   if (!a_ok && c.fail(ids::kda_replayssm_a_layout, arg_loc("a"), {},
                       {"got ndim=" + str(a.a.ndim()) + (a.a.is_contiguous() ? "" : ", not contiguous")}))
-    return stop();
+    return true;
   // #2
   const bool dt_ok = (a.dt_bias.ndim() == 1 || a.dt_bias.ndim() == 2) && a.dt_bias.is_contiguous();
   if (!dt_ok && c.fail(ids::kda_replayssm_dt_bias_layout, arg_loc("dt_bias"), {},
                        {"got ndim=" + str(a.dt_bias.ndim()) + (a.dt_bias.is_contiguous() ? "" : ", not contiguous")}))
-    return stop();
+    return true;
   // #3 (implicit upstream RuntimeError): the view of `a` as [batch, -1]. With extra checks on, an
   // empty batch gets its own clearer entry (C.3 O15) at this position.
   if (w.batch && a_ok) {
     const std::int64_t batch = *w.batch;
     if (batch == 0 && c.extra()) {
-      if (c.fail(ids::kda_replayssm_batch_zero, arg_loc("mixed_qkv", ".shape[0]"))) return stop();
+      if (c.fail(ids::kda_replayssm_batch_zero, arg_loc("mixed_qkv", ".shape[0]"))) return true;
     } else if (batch == 0 || a.a.numel() % batch != 0) {
       if (c.fail(ids::kda_replayssm_a_view, arg_loc("a", ".shape"), {{"shape", tup(a.a)}, {"batch", str(batch)}}))
-        return stop();
+        return true;
     } else {
       w.flat_a = flat_view(a.a, batch);
     }
@@ -68,18 +83,18 @@ Walk upstream_checks(const ReplaySsmDecodeArgs& a, Checker& c) {
   const DecodeInputs in{a.mixed_qkv, w.flat_a ? &*w.flat_a : nullptr, a.b, a.A_log, w.flat_dt ? &*w.flat_dt : nullptr,
                         a.initial_state, a.out, a.ssm_state_indices};
   w.f = packed_decode_walk(in, c);
-  if (w.f.stop) return stop();
+  if (w.f.stop) return true;
   // #5
   const TensorView& wp = a.write_pos;
   if ((wp.ndim() != 1 || wp.dtype != DType::i32) &&
       c.fail(ids::kda_write_pos_dtype, arg_loc("write_pos", wp.ndim() != 1 ? ".ndim" : ".dtype"), {},
              {"got ndim=" + str(wp.ndim()) + ", dtype " + py_dtype(wp.dtype)}))
-    return stop();
+    return true;
   // #6
   if (w.batch && !shape_is(wp, {*w.batch}) &&
       c.fail(ids::kda_write_pos_shape, arg_loc("write_pos", ".shape"), {{"batch_shape", py_tuple({*w.batch})}},
              {"got " + tup(wp)}))
-    return stop();
+    return true;
   // #7
   if (a.force_flush) {
     const TensorView& ff = *a.force_flush;
@@ -87,15 +102,15 @@ Walk upstream_checks(const ReplaySsmDecodeArgs& a, Checker& c) {
     if ((ff.ndim() != 1 || ff.dtype != DType::i32 || bad_shape) &&
         c.fail(ids::kda_force_flush_layout, arg_loc("force_flush"), {},
                {"got shape " + tup(ff) + ", dtype " + py_dtype(ff.dtype)}))
-      return stop();
+      return true;
   }
   // #8 (implicit upstream IndexError when d_cache has fewer than 3 dims), then L >= 1.
   if (a.d_cache.ndim() < 3) {
-    if (c.fail(ids::kda_d_cache_ndim, arg_loc("d_cache", ".ndim"), {{"ndim", str(a.d_cache.ndim())}})) return stop();
+    if (c.fail(ids::kda_d_cache_ndim, arg_loc("d_cache", ".ndim"), {{"ndim", str(a.d_cache.ndim())}})) return true;
   } else {
-    const std::int64_t L = a.d_cache.size(2);
+    const std::int64_t L = a.d_cache.sizes[2];
     if (L < 1) {
-      if (c.fail(ids::kda_cache_length, arg_loc("d_cache", ".shape[2]"), {}, {"got L=" + str(L)})) return stop();
+      if (c.fail(ids::kda_cache_length, arg_loc("d_cache", ".shape[2]"), {}, {"got L=" + str(L)})) return true;
     } else {
       w.L = L;
     }
@@ -104,37 +119,45 @@ Walk upstream_checks(const ReplaySsmDecodeArgs& a, Checker& c) {
   if (w.L && w.f.HV && !tail_is(a.d_cache, {*w.f.HV, *w.L, *w.f.V}) &&
       c.fail(ids::kda_d_cache_shape, arg_loc("d_cache", ".shape"), {},
              {"got " + tup(a.d_cache) + ", expected (slots, " + str(*w.f.HV) + ", " + str(*w.L) + ", " + str(*w.f.V) + ")"}))
-    return stop();
+    return true;
   // #10
   if (w.L && w.f.H && !tail_is(a.k_cache, {*w.f.H, *w.L, *w.f.K}) &&
       c.fail(ids::kda_k_cache_shape, arg_loc("k_cache", ".shape"), {},
              {"got " + tup(a.k_cache) + ", expected (slots, " + str(*w.f.H) + ", " + str(*w.L) + ", " + str(*w.f.K) + ")"}))
-    return stop();
+    return true;
   // #11
   if (w.L && w.f.HV && !tail_is(a.g_cache, {*w.f.HV, *w.L, *w.f.K}) &&
       c.fail(ids::kda_g_cache_shape, arg_loc("g_cache", ".shape"), {},
              {"got " + tup(a.g_cache) + ", expected (slots, " + str(*w.f.HV) + ", " + str(*w.L) + ", " + str(*w.f.K) + ")"}))
-    return stop();
+    return true;
   // #12
   if (a.g_cache.dtype != DType::f32 &&
       c.fail(ids::kda_g_cache_dtype, arg_loc("g_cache", ".dtype"), {}, {"got " + py_dtype(a.g_cache.dtype)}))
-    return stop();
-  // #13
+    return true;
+  // #13 (the loop names the first mismatch; the conjunction is its fast path)
   const Device dev = a.mixed_qkv.device;
-  for (auto [name, t] : {std::pair<const char*, const TensorView*>{"d_cache", &a.d_cache},
-                         {"k_cache", &a.k_cache}, {"g_cache", &a.g_cache}, {"write_pos", &a.write_pos}}) {
-    if (!(t->device == dev)) {
-      if (c.fail(ids::kda_replayssm_same_device, arg_loc(name, ".device"), {},
-                 {std::string(name) + " is on " + t->device.str() + ", mixed_qkv on " + dev.str()}))
-        return stop();
-      break;
+  if (!(a.d_cache.device == dev && a.k_cache.device == dev && a.g_cache.device == dev && a.write_pos.device == dev)) {
+    for (auto [name, t] : {std::pair<const char*, const TensorView*>{"d_cache", &a.d_cache},
+                           {"k_cache", &a.k_cache}, {"g_cache", &a.g_cache}, {"write_pos", &a.write_pos}}) {
+      if (!(t->device == dev)) {
+        if (c.fail(ids::kda_replayssm_same_device, arg_loc(name, ".device"), {},
+                   {std::string(name) + " is on " + t->device.str() + ", mixed_qkv on " + dev.str()}))
+          return true;
+        break;
+      }
     }
   }
   // #14
   if (a.force_flush && !(a.force_flush->device == dev) &&
       c.fail(ids::kda_force_flush_device, arg_loc("force_flush", ".device"), {},
              {"force_flush is on " + a.force_flush->device.str() + ", mixed_qkv on " + dev.str()}))
-    return stop();
+    return true;
+  return false;
+}
+
+Walk upstream_checks(const ReplaySsmDecodeArgs& a, Checker& c) {
+  Walk w;
+  w.stop = upstream_walk(a, c, w);
   return w;
 }
 
@@ -149,23 +172,24 @@ bool replay_shape_extras(const ReplaySsmDecodeArgs& a, const Walk& w, Checker& c
   const std::pair<const char*, const TensorView*> more[] = {{"d_cache", &a.d_cache}, {"k_cache", &a.k_cache},
                                                             {"g_cache", &a.g_cache}, {"write_pos", &a.write_pos},
                                                             {"force_flush", a.force_flush ? &*a.force_flush : nullptr}};
+  const ByteSpan out_span = byte_span(a.out);
   for (auto [name, t] : more)
-    if (t && overlaps(a.out, *t) && c.fail(ids::kda_out_overlap, arg_loc("out"), {{"name", name}})) return true;
+    if (t && overlaps(a.out, out_span, *t) && c.fail(ids::kda_out_overlap, arg_loc("out"), {{"name", name}})) return true;
   // O9: rings are indexed with the state slot, so a smaller ring is an out-of-bounds access waiting
   // for the first high slot. Without the slot data that is an error; with deep validation O2 checks
   // the actual slots, and any mismatch left is only suspicious (warning).
   if (a.initial_state.ndim() == 4) {
-    const std::int64_t slots = a.initial_state.size(0);
+    const std::int64_t slots = a.initial_state.sizes[0];
     const std::pair<const char*, const TensorView*> rings[] = {
         {"d_cache", &a.d_cache}, {"k_cache", &a.k_cache}, {"g_cache", &a.g_cache}};
     if (!c.deep())
       for (auto [name, t] : rings)
-        if (t->ndim() >= 1 && t->size(0) < slots &&
+        if (t->ndim() >= 1 && t->sizes[0] < slots &&
             c.fail(ids::kda_ring_slots_fewer, arg_loc(name, ".shape[0]"),
                    {{"ring", name}, {"n", str(t->size(0))}, {"slots", str(slots)}}))
           return true;
     for (auto [name, t] : rings)
-      if (t->ndim() >= 1 && t->size(0) != slots && (c.deep() || t->size(0) > slots) &&
+      if (t->ndim() >= 1 && t->sizes[0] != slots && (c.deep() || t->sizes[0] > slots) &&
           c.fail(ids::kda_ring_slots_differ, arg_loc(name, ".shape[0]"),
                  {{"ring", name}, {"n", str(t->size(0))}, {"slots", str(slots)}}))
         return true;

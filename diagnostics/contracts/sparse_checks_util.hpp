@@ -19,6 +19,7 @@ namespace kparity::sparse::detail {
 
 // Success path: no allocation. Shapes are compared through sizes[]/rank (view_checks.hpp), and
 // messages, args and notes are built only once a check has failed.
+using contract_util::last_size;
 using contract_util::same_shape;
 
 inline constexpr std::int64_t k2Pow31 = std::int64_t{1} << 31;
@@ -97,7 +98,7 @@ inline bool check_finite_scalar(Checker& c, std::string_view id, const char* nam
 // leading dimensions whose offsets depend on data (rows of a KV source).
 inline bool check_offsets(Checker& c, std::string_view id, const char* name, const TensorView& v, int from = 0) {
   for (int d = from; d < v.ndim(); ++d) {
-    const std::int64_t e = extent(v.size(d), v.stride(d));
+    const std::int64_t e = extent(v.sizes[d], v.strides[d]);
     if (e < k2Pow31) continue;
     return c.fail(id, arg_loc(name, ".stride[" + std::to_string(d) + "]"),
                   {{"name", name}, {"dim", std::to_string(d)}, {"off", num(e)}},
@@ -118,7 +119,7 @@ inline bool check_lse(Checker& c, std::string_view id_missing, std::string_view 
   if (!return_lse) return false;
   if (!lse) return c.fail(id_missing, arg_loc("lse"), {{"expected_shape", py_tuple({T, H})}});
   const TensorView& l = *lse;
-  const bool ok = l.ndim() == 2 && l.size(0) == T && l.size(1) == H && l.dtype == DType::f32 && l.is_contiguous();
+  const bool ok = l.ndim() == 2 && l.sizes[0] == T && l.sizes[1] == H && l.dtype == DType::f32 && l.is_contiguous();
   if (ok) return false;
   return c.fail(id_buffer, arg_loc("lse"),
                 {{"expected_shape", py_tuple({T, H})}, {"shape", shape_str(l)}, {"dtype", py_dtype(l.dtype)},

@@ -25,7 +25,7 @@ bool extra_checks(const PagedDecodeArgs& a, Checker& c) {
       c.fail(ids::sparse_decode_unified_kv_too_many_dims, arg_loc("unified_kv", ".shape"),
              {{"ndim", num(a.unified_kv.ndim())}}, {"shape " + shape_str(a.unified_kv)}))
     return true;
-  if (q3 && a.unified_kv.ndim() >= 1 && q.size(-1) != a.unified_kv.size(-1) &&
+  if (q3 && a.unified_kv.ndim() >= 1 && q.sizes[2] != last_size(a.unified_kv) &&
       c.fail(ids::sparse_decode_q_head_dim, arg_loc("q", ".shape[2]"),
              {{"q_d", num(q.size(-1))}, {"unified_kv_d", num(a.unified_kv.size(-1))}},
              {"the kernel loads D = q.size(-1) channels of every pool row"}))
@@ -41,8 +41,8 @@ bool extra_checks(const PagedDecodeArgs& a, Checker& c) {
       return true;
   }
   if (q3) {
-    if (check_sink_length(c, ids::sparse_decode_attn_sink_length, a.attn_sink, q.size(1))) return true;
-    if (check_indptr_length(c, ids::sparse_decode_indptr_length, "kv_indptr", a.kv_indptr, q.size(0))) return true;
+    if (check_sink_length(c, ids::sparse_decode_attn_sink_length, a.attn_sink, q.sizes[1])) return true;
+    if (check_indptr_length(c, ids::sparse_decode_indptr_length, "kv_indptr", a.kv_indptr, q.sizes[0])) return true;
   }
   if (check_finite_scalar(c, ids::sparse_decode_scale_not_finite, "softmax_scale", a.softmax_scale)) return true;
   if (check_offsets(c, ids::sparse_decode_offset_overflow, "q", q)) return true;
@@ -51,7 +51,7 @@ bool extra_checks(const PagedDecodeArgs& a, Checker& c) {
     return true;
   if (q3 && check_out(c, ids::sparse_decode_out_buffer, a.out, q)) return true;
   if (q3 && check_lse(c, ids::sparse_decode_lse_missing, ids::sparse_decode_lse_buffer, a.return_lse, a.lse,
-                      q.size(0), q.size(1)))
+                      q.sizes[0], q.sizes[1]))
     return true;
   return false;
 }

@@ -34,7 +34,7 @@ bool extra_checks(const PagedPrefillArgs& a, Checker& c) {
                {{"name", s.name}, {"ndim", num(s.view->ndim())}}, {"shape " + shape_str(*s.view)}))
       return true;
   }
-  if (q3 && a.unified_kv.ndim() >= 1 && q.size(-1) != a.unified_kv.size(-1) &&
+  if (q3 && a.unified_kv.ndim() >= 1 && q.sizes[2] != last_size(a.unified_kv) &&
       c.fail(ids::sparse_prefill_q_head_dim, arg_loc("q", ".shape[2]"),
              {{"q_d", num(q.size(-1))}, {"unified_kv_d", num(a.unified_kv.size(-1))}},
              {"the kernel loads D = q.size(-1) channels of every KV row"}))
@@ -44,7 +44,7 @@ bool extra_checks(const PagedPrefillArgs& a, Checker& c) {
                           {"kv_indices_extend", &a.kv_indices_extend}, {"kv_indptr_extend", &a.kv_indptr_extend}}))
     return true;
   if (q3) {
-    const std::int64_t T = q.size(0), H = q.size(1);
+    const std::int64_t T = q.sizes[0], H = q.sizes[1];
     if (check_sink_length(c, ids::sparse_prefill_attn_sink_length, a.attn_sink, H)) return true;
     if (check_indptr_length(c, ids::sparse_prefill_indptr_length, "kv_indptr_prefix", a.kv_indptr_prefix, T)) return true;
     if (check_indptr_length(c, ids::sparse_prefill_indptr_length, "kv_indptr_extend", a.kv_indptr_extend, T)) return true;
@@ -59,7 +59,7 @@ bool extra_checks(const PagedPrefillArgs& a, Checker& c) {
   if (a.kv.ndim() == 2 && check_offsets(c, ids::sparse_prefill_offset_overflow, "kv", a.kv, 1)) return true;
   if (q3 && check_out(c, ids::sparse_prefill_out_buffer, a.out, q)) return true;
   if (q3 && check_lse(c, ids::sparse_prefill_lse_missing, ids::sparse_prefill_lse_buffer, a.return_lse, a.lse,
-                      q.size(0), q.size(1)))
+                      q.sizes[0], q.sizes[1]))
     return true;
   return false;
 }
@@ -135,7 +135,7 @@ void paged_prefill_contract(const PagedPrefillArgs& a, Checker& c) {
                {"upstream raises IndexError: Dimension specified as -1 but tensor has no dimensions"}))
       return;
   }
-  if (a.unified_kv.ndim() >= 1 && a.kv.ndim() >= 1 && a.unified_kv.size(-1) != a.kv.size(-1) &&
+  if (a.unified_kv.ndim() >= 1 && a.kv.ndim() >= 1 && last_size(a.unified_kv) != last_size(a.kv) &&
       c.fail(ids::sparse_prefill_head_dim_mismatch, arg_loc("kv", ".shape"),
              {{"unified_kv_d", num(a.unified_kv.size(-1))}, {"kv_d", num(a.kv.size(-1))}}))
     return;
