@@ -8,13 +8,14 @@ if(NOT KPARITY_CUDA STREQUAL "OFF")
       set(CMAKE_CUDA_ARCHITECTURES 90a)
     endif()
     enable_language(CUDA)
-    # CMake learned nvcc's C++20 flag in 3.26; Debian 12 ships 3.25, so device code is C++17 there
-    # (host launchers stay C++20: they are .cpp files).
+    # CMake learned nvcc's C++20 flag in 3.26; Debian 12 ships 3.25. nvcc 12+ accepts -std=c++20,
+    # so teach the older CMake the flag instead of lowering the dialect of the device code.
     if(CMAKE_VERSION VERSION_LESS 3.26)
-      set(CMAKE_CUDA_STANDARD 17)
-    else()
-      set(CMAKE_CUDA_STANDARD 20)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+      list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
     endif()
+    set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
     set(KPARITY_WITH_CUDA ON)
