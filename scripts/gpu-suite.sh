@@ -5,6 +5,10 @@
 # ./gpu-suite-out). Builds only the kernel targets and what they need.
 #   OPS="kda sparse" scripts/gpu-suite.sh [phases...]
 #   phases: build test memcheck racecheck fuzz bench (default: all); OPS picks the kernel families.
+#   Extra phases: gtest (the KDA GPU test binary run directly, for a tree built elsewhere and carried,
+#   whose ctest files name another path; e.g. BUILD=build-pre OPS=kda ... gtest memcheck racecheck
+#   bench) and sweep (the decode bench once per forced ReplaySSM V tile: KPARITY_REPLAY_VTILE in
+#   SWEEP_VTILES, default "32 64 128").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-suite-out}
@@ -41,12 +45,15 @@ if has build; then
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PWD/.deps/root/usr"
   phase build 420 cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}"
 fi
+if has gtest && ops_has kda; then
+  phase gtest_kda 240 "$BUILD/tests/test_gpu_kda"
+fi
 if has test; then
   phase ctest 240 ctest --test-dir "$BUILD" -L gpu -j 8 --output-on-failure
 fi
 # The sanitizers replay the suite minus the 320-launch equivalence run (same kernels, same code
 # paths as the protocol tests) to fit the device-time budget.
-SAN_FILTER='-ReplaySsmProtocol.EquivalentToPackedDecode'
+SAN_FILTER=${SAN_FILTER:-'-ReplaySsmProtocol.EquivalentToPackedDecode'}  # override to narrow (e.g. '*Replay*:-...')
 # Sparse: the random-shape sweep (T up to 4096) is the slow part under the sanitizers; the other
 # tests reach the same kernel paths (both head tiles, split-K, D and head tails) on small shapes.
 SPARSE_SAN_FILTER='-GpuSparsePrefill.RandomShapesMatchOracle'
@@ -64,19 +71,28 @@ if has fuzz; then
 fi
 if has bench; then
   ops_has kda && phase bench_decode 240 "$BUILD/bench/kda_decode_bench" "$OUT/kda_decode_bench.md"
-  ops_has kda && phase bench_host 60 "$BUILD/bench/kda_host_bench" --benchmark_min_time=0.2
+  ops_has kda && [ -x "$BUILD/bench/kda_host_bench" ] && phase bench_host 60 "$BUILD/bench/kda_host_bench" --benchmark_min_time=0.2
   ops_has sparse && phase bench_sparse 240 "$BUILD/bench/bench_sparse"
+fi
+if has sweep && ops_has kda; then
+  for vt in ${SWEEP_VTILES:-32 64 128}; do
+    KPARITY_REPLAY_VTILE=$vt phase sweep_vt$vt 240 "$BUILD/bench/kda_decode_bench" "$OUT/kda_decode_bench_vt$vt.md"
+  done
 fi
 
 echo
 echo "| phase | result |"
 echo "|---|---|"
-for k in configure build ctest memcheck_kda memcheck_sparse racecheck_kda racecheck_sparse fuzz bench_decode bench_host bench_sparse; do
+for k in configure build gtest_kda ctest memcheck_kda memcheck_sparse racecheck_kda racecheck_sparse fuzz bench_decode bench_host bench_sparse sweep_vt16 sweep_vt32 sweep_vt64 sweep_vt128 sweep_vt256; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck_*.log "$OUT"/racecheck_*.log 2>/dev/null
 grep -h "properties passed" "$OUT"/fuzz.log 2>/dev/null
 grep -h "tests passed\|tests failed" "$OUT"/ctest.log 2>/dev/null
+grep -h "^\[  PASSED  \]\|^\[  FAILED  \]" "$OUT"/gtest_kda.log 2>/dev/null
 [ -f "$OUT/kda_decode_bench.md" ] && cat "$OUT/kda_decode_bench.md"
+for f in "$OUT"/kda_decode_bench_vt*.md; do
+  [ -f "$f" ] && { echo "${f##*/}:"; grep replayssm "$f"; }
+done
 grep -h "^BM_" "$OUT"/bench_host.log 2>/dev/null
 exit 0

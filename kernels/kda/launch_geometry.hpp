@@ -8,9 +8,25 @@ namespace kparity::kernels::kda {
 inline constexpr int kDecodeThreads = 128;
 inline constexpr int kRecurrentThreads = 128;
 
-// ReplaySSM dynamic shared memory: kw[L][K], g[L][K], d[L][VT], five K vectors, three VT vectors, scratch.
-inline std::int64_t replay_smem_bytes(std::int64_t L, std::int64_t K, std::int64_t VT) {
-  return 4 * (2 * L * K + L * VT + 5 * K + 3 * VT + 2 * (kDecodeThreads / 32));
+// ReplaySSM: 4 warps; a row of K channels is spread over replay_lanes_per_row(K) lanes (32 channels
+// each), so a warp covers 32 / lanes rows at a time (a "row group") and a pass of the CTA covers
+// replay_rows_per_pass(K) rows. Each thread keeps two passes of state vectors in flight. The V tile
+// is a power-of-two number of passes (replayssm_decode.cpp chooses); kReplayCtasPerSm is the
+// residency the register report gives (about 126 registers x 128 threads: 4 CTAs per SM).
+inline constexpr int kReplayThreads = 128;
+inline constexpr int kReplayCtasPerSm = 4;
+inline constexpr std::int64_t replay_lanes_per_row(std::int64_t K) { return K < 32 ? 1 : K / 32; }
+inline constexpr std::int64_t replay_rows_per_pass(std::int64_t K) {
+  return (kReplayThreads / 32) * (32 / replay_lanes_per_row(K));
+}
+// Floats of ReplaySSM shared memory before the raw rings: the g ring / prefix / k*W table [L][K],
+// six K vectors, two [L] dot tables and block-reduction scratch (rounded up to 16 bytes), the v tile.
+inline constexpr std::int64_t replay_smem_floats(std::int64_t L, std::int64_t K, std::int64_t VT) {
+  return L * K + 6 * K + ((2 * L + 2 * (kReplayThreads / 32) + 3) / 4) * 4 + VT;
+}
+// ... then the raw k ring [L][K] and d ring tile [L][VT] in the ring dtype (ring_bytes each).
+inline std::int64_t replay_smem_bytes(std::int64_t L, std::int64_t K, std::int64_t VT, std::int64_t ring_bytes) {
+  return 4 * replay_smem_floats(L, K, VT) + ring_bytes * L * (K + VT);
 }
 // Packed decode: q_s, k_hat, alpha, one spare K vector, VT outputs, scratch.
 inline std::int64_t packed_smem_bytes(std::int64_t K, std::int64_t VT) {

@@ -1,4 +1,6 @@
 // kda/replayssm_decode launcher: contract -> derive -> params -> dispatch -> launch (habit 7).
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "kda/decode_common.hpp"
@@ -9,6 +11,27 @@ namespace kparity::kernels::kda {
 namespace {
 constexpr std::string_view kOp = kparity::kda::kReplaySsmDecodeOp;
 constexpr std::string_view kUnsupportedId = "03ef2d79dd458945";  // proposed kda-kernel-unsupported
+
+// V tile: the fewest rows (a power-of-two number of passes) for which the grid still fits in one
+// wave of resident CTAs, else all of V. Small batches get more, thinner CTAs so the whole GPU streams
+// the state; large ones get whole heads, so the per-(row, head) preamble is paid once and each CTA
+// streams its passes with the next one in flight. KPARITY_REPLAY_VTILE=<rows> forces a tile (read
+// once; for the benchmark's tile sweep).
+std::int64_t replay_vtile(std::int64_t rows_x_heads, std::int64_t K, std::int64_t V) {
+  static const std::int64_t forced = [] {
+    const char* e = std::getenv("KPARITY_REPLAY_VTILE");
+    return e ? std::atoll(e) : 0LL;
+  }();
+  const std::int64_t pass = replay_rows_per_pass(K);
+  std::int64_t vt = std::min(V, pass);
+  if (forced > 0) {
+    while (vt < V && vt < forced) vt *= 2;
+    return vt;
+  }
+  const std::int64_t slots = std::int64_t(kReplayCtasPerSm) * kernels::detail::sm_count();
+  while (vt < V && rows_x_heads * (V / vt) > slots) vt *= 2;
+  return vt;
+}
 
 Status deep_check(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o) {
   kernels::detail::HostMirror idx, wp, ff;
@@ -56,6 +79,8 @@ Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t strea
   ReplayParams& p = plan.params;
   p = ReplayParams{};
   detail::fill_decode_inputs(v, *dims, p.in);
+  p.in.vtile = replay_vtile(p.in.B * p.in.HV, p.in.K, p.in.V);
+  p.in.n_vtiles = p.in.V / p.in.vtile;
   const TensorView &d = a.d_cache, &k = a.k_cache, &g = a.g_cache;
   p.d_cache = d.data; p.d_s0 = d.strides[0]; p.d_s1 = d.strides[1]; p.d_s2 = d.strides[2]; p.d_s3 = d.strides[3];
   p.k_cache = k.data; p.k_s0 = k.strides[0]; p.k_s1 = k.strides[1]; p.k_s2 = k.strides[2]; p.k_s3 = k.strides[3];
@@ -66,7 +91,7 @@ Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t strea
   p.beta_round_dt = a.beta_rounding == kparity::kda::BetaRounding::through_b_dtype && a.b.dtype != DType::f32
                         ? dt_code(a.b.dtype) : -1;
 
-  const std::int64_t smem = replay_smem_bytes(p.L, p.in.K, p.in.vtile);
+  const std::int64_t smem = replay_smem_bytes(p.L, p.in.K, p.in.vtile, static_cast<std::int64_t>(dtype_size(d.dtype)));
   if (smem > 227 * 1024)
     return kernels::detail::not_implemented(kOp, kUnsupportedId, "L", std::to_string(p.L),
                                             "ring lengths whose K- and V-wide staging fits in 227 KiB of shared memory");

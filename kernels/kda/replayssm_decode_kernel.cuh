@@ -1,104 +1,222 @@
 #pragma once
-// ReplaySSM KDA decode (kda.md B.2). One CTA per (row, value head, V tile). The checkpoint state
-// rows are streamed once with 16-byte loads; the valid ring entries are folded in on the fly
-// (B.2.4) and the state is written back only on a flush (B.2.7), so an append step reads the
-// state and writes only ring position c. Mirrors the math of sglang's
-// python/sglang/kernels/ops/attention/helion/kda_replayssm.py (U1); the tiling is ours: no tensor
-// cores, fp32 FMAs for the ring product (tighter than TF32, within the spec's budget).
+// ReplaySSM KDA decode (kda.md B.2). One CTA per (row, value head, V tile); the tile is streamed in
+// passes of replay_rows_per_pass(K) rows, one row group per thread per pass, two passes in flight.
+//
+// Work decomposition (per (row, value head), everything below the state is tiny):
+//   1. every independent load is issued up front: token inputs, then the first two passes of
+//      state rows (16-byte loads into registers) and the valid ring entries (16-byte loads into
+//      shared memory), so the preamble costs two memory round trips and overlaps the state stream;
+//   2. per key channel (one thread each): the inclusive gate prefix P_i, Dtot = exp(Gtot) and the
+//      reconstruction operand kw_i = rt(k_i * exp(Gtot - P_i), out dtype) (B.2.4), computed once
+//      per CTA, not per V row;
+//   3. append step (no state write): S_prev is never materialised. By linearity
+//        sq_j = sum_k (S0[j][k] * Dtot[k]) * qa[k] + sum_i rt(d_i[j]) * (kw_i . qa)
+//      (same for sk_j with ka), with qa = q_s * alpha, ka = k_hat * alpha; the c dot products
+//      kw_i . qa and kw_i . ka are done once per CTA (one warp per entry). Each state element
+//      costs one multiply and two FMAs. This is a regrouping of the sums of B.2.4/B.2.5, whose
+//      order the spec leaves open; every rounding point of the reference (rt of d and of k * W,
+//      the fp32 product S0 * Dtot) is kept;
+//   4. flush step: S_prev rows are materialised in registers (S0 * Dtot + sum_i d_i kw_i, fp32
+//      FMAs), read out, and written back as rt(S_prev * alpha + d * k_hat) (B.2.7).
+// Mirrors the math of sglang's python/sglang/kernels/ops/attention/helion/kda_replayssm.py (U1);
+// the tiling is ours: no tensor cores, fp32 arithmetic for the ring product (tighter than TF32,
+// within the spec's budget).
 #include "kda/device.cuh"
 #include "kda/launch_geometry.hpp"
 
 namespace kparity::kernels::kda {
 
-inline constexpr int kReplayThreads = 128;
-inline constexpr int kReplayRowsUnroll = 4;  // rows per warp in flight: 4 x 16 B loads per lane
+static_assert(kReplayThreads % 32 == 0, "replay geometry");
 
-static_assert(kReplayThreads == kDecodeThreads, "replay_smem_bytes assumes this block size");
+namespace dev {
+
+// A row of K channels: kLanes lanes hold kEpl channels each, as kNVec 16-byte vectors; vector m of
+// lane r covers channels (m * kLanes + r) * kV ... + kV - 1, so for each m the lanes of a row read
+// kLanes consecutive vectors.
+template <class S, int K>
+struct ReplayLayout {
+  static constexpr int kV = kVec<S>;
+  static constexpr int kEpl = K < 32 ? K : 32;
+  static constexpr int kLanes = K / kEpl;
+  static constexpr int kNVec = kEpl / kV;
+  static constexpr int kRowsPerGroup = 32 / kLanes;
+  static_assert(kNVec >= 1 && kNVec * kV == kEpl, "K must be a power of two >= 16");
+  __device__ static int channel(int r, int m) { return (m * kLanes + r) * kV; }
+};
+
+template <class T>
+__device__ __forceinline__ uint4 load_raw16(const T* p, bool vec) {
+  if (vec) return __ldcs(reinterpret_cast<const uint4*>(p));
+  uint4 raw;
+  T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < kVec<T>; ++i) e[i] = p[i];
+  return raw;
+}
+template <class T>
+__device__ __forceinline__ float raw_elem(const uint4& raw, int e) {
+  return to_f<T>(reinterpret_cast<const T*>(&raw)[e]);
+}
+__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
+
+}  // namespace dev
 
 template <class S, class O, class R, int K>
-__global__ void __launch_bounds__(kReplayThreads)
+__global__ void __launch_bounds__(kReplayThreads, kReplayCtasPerSm)
 replayssm_decode_kernel(const ReplayParams p) {
   using namespace dev;
-  using Lay = RowLayout<S, K>;
-  constexpr int kT = kReplayThreads, kWarps = kT / 32, kU = kReplayRowsUnroll;
+  using Lay = ReplayLayout<S, K>;
+  constexpr int kT = kReplayThreads, kW = kT / 32, kCh = (K + kT - 1) / kT;
+  constexpr int kV = Lay::kV, kLanes = Lay::kLanes, kNVec = Lay::kNVec, kRPG = Lay::kRowsPerGroup;
+  constexpr int kVR = kVec<R>;
   const DecodeInputs& in = p.in;
-  extern __shared__ float smem[];
-  const std::int64_t L = p.L, VT = in.vtile;
-  float* s_kw = smem;             // [L][K]: k ring as read, then rt(k_i * W_i, out dtype)
-  float* s_g = s_kw + L * K;      // [L][K]: g ring
-  float* s_d = s_g + L * K;       // [L][VT]: rt(d_i, out dtype)
-  float* s_qa = s_d + L * VT;     // q_s * alpha
-  float* s_ka = s_qa + K;         // k_hat * alpha
-  float* s_kh = s_ka + K;         // k_hat
-  float* s_al = s_kh + K;         // alpha
-  float* s_dt = s_al + K;         // exp(Gtot)
-  float* s_o = s_dt + K;          // [VT] outputs
-  float* s_dn = s_o + VT;         // [VT] new deltas
-  float* s_v = s_dn + VT;         // [VT] v tile: staged so no global load sits behind a state store
-  float* s_red = s_v + VT;
+  const int L = static_cast<int>(p.L), VT = static_cast<int>(in.vtile);
+  extern __shared__ __align__(16) float smem[];
+  float* s_gk = smem;          // [L][K]: g ring, then its inclusive prefix, then rt(k_i * W_i)
+  float* s_qa = s_gk + L * K;  // q_s * alpha
+  float* s_ka = s_qa + K;      // k_hat * alpha
+  float* s_kh = s_ka + K;      // k_hat
+  float* s_al = s_kh + K;      // alpha
+  float* s_dt = s_al + K;      // exp(Gtot)
+  float* s_qs = s_dt + K;      // q_s
+  float* s_kwq = s_qs + K;     // [L]: kw_i . qa
+  float* s_kwk = s_kwq + L;    // [L]: kw_i . ka
+  float* s_red = s_kwk + L;    // 2 * kW
+  float* s_v = smem + replay_smem_floats(L, K, VT) - VT;                 // [VT] v tile
+  R* s_k = reinterpret_cast<R*>(smem + replay_smem_floats(L, K, VT));  // [L][K] raw k ring
+  R* s_d = s_k + L * K;                                             // [L][VT] raw d ring tile
 
-  const int tid = threadIdx.x;
-  const std::int64_t bid = blockIdx.x;
-  const std::int64_t vt = bid % in.n_vtiles, bh = bid / in.n_vtiles;
-  const std::int64_t hv = bh % in.HV, b = bh / in.HV, h = hv / in.G, v0 = vt * VT;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int grp = lane / kLanes, r = lane % kLanes;
+  const unsigned bid = blockIdx.x, nvt = static_cast<unsigned>(in.n_vtiles), nhv = static_cast<unsigned>(in.HV);
+  const unsigned bh = bid / nvt, vt = bid - bh * nvt;
+  const unsigned b32 = bh / nhv, hv32 = bh - b32 * nhv, h32 = hv32 / static_cast<unsigned>(in.G);
+  const std::int64_t b = b32, hv = hv32, h = h32;
+  const int v0 = static_cast<int>(vt) * VT;
   O* out = static_cast<O*>(in.out) + b * in.out_s0 + hv * in.out_s2;
 
+  // --- round 1: everything that depends on the row only. write_pos and force_flush are read
+  // before the padding test (they are [B] tensors, so the read is in bounds); their values are
+  // used only for non-padding rows, as B.2.3 requires.
   const std::int64_t s = ld_index(in.idx, in.idx_dt, b * in.idx_s0);
-  if (s < 0) {  // B.2.3 item 1: padding row, nothing else read or written
-    for (std::int64_t j = tid; j < VT; j += kT) out[(v0 + j) * in.out_s3] = from_f<O>(0.f);
-    return;
-  }
   const std::int64_t c = p.write_pos[b * p.wp_s0];
   const bool forced = p.force_flush != nullptr && p.force_flush[b * p.ff_s0] != 0;
-  const bool flush = c == L - 1 || forced;
-  // Positions >= c are never read (B.2.3 item 3); an out-of-contract cursor is clamped to the
-  // ring instead of reading neighbouring memory as upstream would (B.2.8 item 4).
-  const int cr = static_cast<int>(c < 0 ? 0 : (c > L ? L : c));
-  const bool append = !flush && c >= 0 && c < L;
-
-  // --- every independent load of the step is issued before any result is used: this thread's
-  // channels of q, k and the gate inputs, then the valid ring tiles, in batches of 8 per thread,
-  // so the preamble costs one memory round trip instead of one per ring entry.
-  constexpr int kCh = (K + kT - 1) / kT;
   const char* qkv = static_cast<const char*>(in.qkv);
   const std::int64_t qrow = b * in.qkv_s0;
   float rq_[kCh], rk_[kCh], rx_[kCh];
-  const float A_log = ld_any(in.A_log, in.A_dt, hv * in.A_s0);
 #pragma unroll
   for (int u = 0; u < kCh; ++u) {
     const int k = tid + u * kT;
+    rq_[u] = rk_[u] = rx_[u] = 0.f;
     if (k >= K) continue;
     rq_[u] = ld_any(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
     rk_[u] = ld_any(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
     rx_[u] = ld_any(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk) +
              ld_any(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
   }
+  const float A_log = ld_any(in.A_log, in.A_dt, hv * in.A_s0);
+  const float b_raw = ld_any(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1);
+  const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
+  for (int j = tid; j < VT; j += kT) s_v[j] = ld_any(qkv, in.qkv_dt, v_base + j * in.qkv_s1);  // published by the barriers below
+  constexpr int kRowsPass = kW * kRPG;
+  const int npass = (VT + kRowsPass - 1) / kRowsPass;
+  const int jlane = warp * kRPG + grp;  // row of this lane's group within a pass
+
+  if (s < 0) {  // B.2.3 item 1: padding row, nothing else read or written
+    for (int j = tid; j < VT; j += kT) out[(v0 + j) * in.out_s3] = from_f<O>(0.f);
+    return;
+  }
+  const bool flush = c == L - 1 || forced;
+  // Positions >= c are never read (B.2.3 item 3); an out-of-contract cursor is clamped to the
+  // ring instead of reading neighbouring memory as upstream would (B.2.8 item 4).
+  const int cr = static_cast<int>(c < 0 ? 0 : (c > L ? L : c));
+  const bool append = !flush && c >= 0 && c < L;
+
+  // --- round 2: the state rows of this thread (registers) and the valid ring entries (smem) ---
+  S* st = static_cast<S*>(in.state) + s * in.st_s0 + hv * in.st_s1 + std::int64_t(v0) * in.st_s2;
+  const bool vec = aligned16(st) && ((in.st_s2 * std::int64_t(sizeof(S))) % 16 == 0);
+  // Two passes of state rows in flight per thread; the row phase consumes one while the next loads.
+  const auto load_pass = [&](uint4 (&buf)[kNVec], int pass) {
+    const int j = pass * kRowsPass + jlane;
+#pragma unroll
+    for (int m = 0; m < kNVec; ++m)
+      buf[m] = j < VT ? load_raw16<S>(st + j * in.st_s2 + Lay::channel(r, m), vec) : make_uint4(0, 0, 0, 0);
+  };
+  uint4 buf0[kNVec], buf1[kNVec];
+  load_pass(buf0, 0);
+  if (npass > 1 && !flush) load_pass(buf1, 1);  // a flush CTA streams one pass at a time (registers)
+
   const float* gring = p.g_cache + s * p.g_s0 + hv * p.g_s1;
   const R* kring = static_cast<const R*>(p.k_cache) + s * p.k_s0 + h * p.k_s1;
-  const R* dring = static_cast<const R*>(p.d_cache) + s * p.d_s0 + hv * p.d_s1;
-  batched_fill<kT>(cr * K, [&](std::int64_t e) { return gring[(e / K) * p.g_s2 + (e % K) * p.g_s3]; }, s_g);
-  batched_fill<kT>(cr * K, [&](std::int64_t e) { return to_f<R>(kring[(e / K) * p.k_s2 + (e % K) * p.k_s3]); }, s_kw);
-  batched_fill<kT>(cr * VT, [&](std::int64_t e) {
-    return rt<O>(to_f<R>(dring[(e / VT) * p.d_s2 + (v0 + e % VT) * p.d_s3]));
-  }, s_d);
-  const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
-  batched_fill<kT>(VT, [&](std::int64_t e) { return ld_any(qkv, in.qkv_dt, v_base + e * in.qkv_s1); }, s_v);
+  const R* dring = static_cast<const R*>(p.d_cache) + s * p.d_s0 + hv * p.d_s1 + std::int64_t(v0) * p.d_s3;
+  const bool g_fast = p.g_s3 == 1 && aligned16(gring) && (p.g_s2 * 4) % 16 == 0;
+  const bool k_fast = p.k_s3 == 1 && aligned16(kring) && (p.k_s2 * std::int64_t(sizeof(R))) % 16 == 0;
+  const bool d_fast = p.d_s3 == 1 && aligned16(dring) && (p.d_s2 * std::int64_t(sizeof(R))) % 16 == 0;
+  constexpr int kLogGc = __builtin_ctz(K / 4), kLogKc = __builtin_ctz(K / kVR);
+  const int log_vt = __ffs(VT) - 1, log_dc = log_vt - (__ffs(kVR) - 1);
+  {  // the fast rings in one index space [g | k | d], kB 16-byte loads per thread in flight
+     // before the first store, so all three rings cost one round trip (two for long rings)
+    constexpr int kB = 4;
+    const int ng = g_fast ? cr * (K / 4) : 0, nk = k_fast ? cr * (K / kVR) : 0, nd = d_fast ? (cr * VT) / kVR : 0;
+    const int ngk = ng + nk, n_all = ngk + nd;
+    const char* gsrc = reinterpret_cast<const char*>(gring);
+    const char* ksrc = reinterpret_cast<const char*>(kring);
+    const char* dsrc = reinterpret_cast<const char*>(dring);
+    const std::int64_t g_row = p.g_s2 * 4, k_row = p.k_s2 * std::int64_t(sizeof(R)), d_row = p.d_s2 * std::int64_t(sizeof(R));
+    uint4* dst_g = reinterpret_cast<uint4*>(s_gk);
+    uint4* dst_k = reinterpret_cast<uint4*>(s_k);
+    uint4* dst_d = reinterpret_cast<uint4*>(s_d);
+    for (int base = tid; base < n_all; base += kB * kT) {
+      uint4 v[kB];
+#pragma unroll
+      for (int u = 0; u < kB; ++u) {
+        const int e = base + u * kT;
+        if (e >= n_all) continue;
+        const char* src;
+        if (e < ng) {
+          src = gsrc + (e >> kLogGc) * g_row + (e & ((1 << kLogGc) - 1)) * 16;
+        } else if (e < ngk) {
+          const int le = e - ng;
+          src = ksrc + (le >> kLogKc) * k_row + (le & ((1 << kLogKc) - 1)) * 16;
+        } else {
+          const int le = e - ngk;
+          src = dsrc + (le >> log_dc) * d_row + (le & ((1 << log_dc) - 1)) * 16;
+        }
+        v[u] = *reinterpret_cast<const uint4*>(src);
+      }
+#pragma unroll
+      for (int u = 0; u < kB; ++u) {
+        const int e = base + u * kT;
+        if (e >= n_all) continue;
+        if (e < ng) dst_g[e] = v[u];
+        else if (e < ngk) dst_k[e - ng] = v[u];
+        else dst_d[e - ngk] = v[u];
+      }
+    }
+  }
+  // Strided or unaligned rings (tests' padded layouts): element by element, off the fast path.
+  if (!g_fast)
+    for (int e = tid; e < cr * K; e += kT) s_gk[e] = gring[(e / K) * p.g_s2 + (e % K) * p.g_s3];
+  if (!k_fast)
+    for (int e = tid; e < cr * K; e += kT) s_k[e] = kring[(e / K) * p.k_s2 + (e % K) * p.k_s3];
+  if (!d_fast)
+    for (int e = tid; e < cr * VT; e += kT) s_d[e] = dring[(e >> log_vt) * p.d_s2 + (e & (VT - 1)) * p.d_s3];
+
+  // --- per key channel: normalisation, gate, prefix, k * W ---
   float ssq = 0.f, ssk = 0.f;
 #pragma unroll
   for (int u = 0; u < kCh; ++u) {
-    if (tid + u * kT >= K) continue;
     ssq += rq_[u] * rq_[u];
     ssk += rk_[u] * rk_[u];
   }
   float rq = 1.f, rk = 1.f;
   if (in.l2norm) {  // A.5, ReplaySSM form: r = 1/sqrt(sum + 1e-6), then x * r
-    const float2 n = block_sum2<kT>(ssq, ssk, s_red);
-    rq = 1.f / sqrtf(n.x + 1e-6f);
-    rk = 1.f / sqrtf(n.y + 1e-6f);
+    const float2 nn = block_sum2<kT>(ssq, ssk, s_red);  // its barriers also publish the ring tables
+    rq = 1.f / sqrtf(nn.x + 1e-6f);
+    rk = 1.f / sqrtf(nn.y + 1e-6f);
   } else {
-    __syncthreads();  // publishes the ring tiles
+    __syncthreads();  // publishes the ring tables
   }
-  float kq = 0.f;
 #pragma unroll
   for (int u = 0; u < kCh; ++u) {
     const int k = tid + u * kT;
@@ -107,135 +225,135 @@ replayssm_decode_kernel(const ReplayParams p) {
     const float kh = rk_[u] * rk;
     const float g = gate(rx_[u], A_log, in.has_lower_bound, in.lower_bound);
     const float alpha = expf(g);
-    kq += kh * q_s;
+    s_qs[k] = q_s;
     s_qa[k] = q_s * alpha;
     s_ka[k] = kh * alpha;
     s_kh[k] = kh;
     s_al[k] = alpha;
     // B.2.4: inclusive fp32 prefix P_i, then W_i = exp(Gtot - P_i) excludes entry i's own gate.
+    // The column belongs to this thread alone, so no barrier between the passes.
     float P = 0.f;
+#pragma unroll 4
     for (int i = 0; i < cr; ++i) {
-      P += s_g[i * K + k];
-      s_g[i * K + k] = P;
+      P += s_gk[i * K + k];
+      s_gk[i * K + k] = P;
     }
     s_dt[k] = expf(P);
-    for (int i = 0; i < cr; ++i) s_kw[i * K + k] = rt<O>(s_kw[i * K + k] * expf(P - s_g[i * K + k]));
+#pragma unroll 4
+    for (int i = 0; i < cr; ++i) s_gk[i * K + k] = rt<O>(to_f<R>(s_k[i * K + k]) * expf(P - s_gk[i * K + k]));
     if (append && vt == 0) {  // B.2.6: g by every head, k once per q/k group
       p.g_cache[s * p.g_s0 + hv * p.g_s1 + c * p.g_s2 + k * p.g_s3] = g;
-      if (hv % in.G == 0)
+      if (hv32 % static_cast<unsigned>(in.G) == 0)
         static_cast<R*>(p.k_cache)[s * p.k_s0 + h * p.k_s1 + c * p.k_s2 + k * p.k_s3] = from_f<R>(kh);
     }
   }
-  kq = block_sum2<kT>(kq, 0.f, s_red).x;  // its barrier also publishes the smem above
-  float beta = sigmoid(ld_any(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1));
-  if (p.beta_round_dt >= 0) beta = rt_code(beta, p.beta_round_dt);  // A.4 item 3
-
-  // --- row phase: S_prev rows, readout, delta, optional fold ---
-  const int warp = tid / 32, lane = tid % 32;
-  const int rig = lane / Lay::kLanes, lir = lane % Lay::kLanes;
-  float fqa[Lay::kEpl], fka[Lay::kEpl], fdt[Lay::kEpl];
-#pragma unroll
-  for (int ch = 0; ch < Lay::kChunks; ++ch)
-#pragma unroll
-    for (int e = 0; e < Lay::kV; ++e) {
-      const int k = Lay::channel(lir, ch, e);
-      fqa[ch * Lay::kV + e] = s_qa[k];
-      fka[ch * Lay::kV + e] = s_ka[k];
-      fdt[ch * Lay::kV + e] = s_dt[k];
+  __syncthreads();
+  // kw_i . qa and kw_i . ka, one warp per ring entry; kq = k_hat . q_s in every warp (same order).
+  float kq = 0.f;
+  for (int k = lane; k < K; k += 32) kq = fmaf(s_kh[k], s_qs[k], kq);
+  kq = group_sum<32>(kq);
+  for (int i = warp; i < cr; i += kW) {
+    float a = 0.f, bb = 0.f;
+    for (int k = lane; k < K; k += 32) {
+      const float kw = s_gk[i * K + k];
+      a = fmaf(kw, s_qa[k], a);
+      bb = fmaf(kw, s_ka[k], bb);
     }
-  S* st = static_cast<S*>(in.state) + s * in.st_s0 + hv * in.st_s1;
-  const bool vec = (reinterpret_cast<std::uintptr_t>(st + v0 * in.st_s2) % 16 == 0) &&
-                   ((in.st_s2 * sizeof(S)) % 16 == 0);
-  constexpr int kRowsPerPass = kWarps * Lay::kRowsPerWarp * kU;
-
-  // Loads the state rows of one pass (kU row groups per warp) as fp32.
-  const auto load_pass = [&](std::int64_t rb, float (&dst)[kU][Lay::kEpl]) {
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const std::int64_t jr = rb + (u * kWarps + warp) * Lay::kRowsPerWarp + rig;
-#pragma unroll
-      for (int ch = 0; ch < Lay::kChunks; ++ch) {
-        float t[Lay::kV];
-        if (jr < VT) {
-          load_row_chunk<S>(st + (v0 + jr) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
-        } else {
-#pragma unroll
-          for (int e = 0; e < Lay::kV; ++e) t[e] = 0.f;
-        }
-#pragma unroll
-        for (int e = 0; e < Lay::kV; ++e) dst[u][ch * Lay::kV + e] = t[e];
-      }
-    }
-  };
-  // Double-buffered: the next pass's rows are in flight while this pass folds the ring.
-  float acc[kU][Lay::kEpl];
-  load_pass(0, acc);
-  for (std::int64_t rb = 0; rb < VT; rb += kRowsPerPass) {
-    float nxt[kU][Lay::kEpl];
-    const bool more = rb + kRowsPerPass < VT;
-    if (more) load_pass(rb + kRowsPerPass, nxt);
-    std::int64_t j[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) j[u] = rb + (u * kWarps + warp) * Lay::kRowsPerWarp + rig;
-#pragma unroll
-    for (int u = 0; u < kU; ++u)
-#pragma unroll
-      for (int e = 0; e < Lay::kEpl; ++e) acc[u][e] *= fdt[e];
-    for (int i = 0; i < cr; ++i) {
-      float kw[Lay::kEpl];
-#pragma unroll
-      for (int ch = 0; ch < Lay::kChunks; ++ch)
-#pragma unroll
-        for (int e = 0; e < Lay::kV; ++e) kw[ch * Lay::kV + e] = s_kw[i * K + Lay::channel(lir, ch, e)];
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const float d = j[u] < VT ? s_d[i * VT + j[u]] : 0.f;
-#pragma unroll
-        for (int e = 0; e < Lay::kEpl; ++e) acc[u][e] = fmaf(d, kw[e], acc[u][e]);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      float pq = 0.f, pk = 0.f;
-#pragma unroll
-      for (int e = 0; e < Lay::kEpl; ++e) {
-        pq = fmaf(acc[u][e], fqa[e], pq);
-        pk = fmaf(acc[u][e], fka[e], pk);
-      }
-      pq = group_sum<Lay::kLanes>(pq);
-      pk = group_sum<Lay::kLanes>(pk);
-      if (j[u] >= VT) continue;
-      const float vj = s_v[j[u]];
-      const float d = beta * (vj - pk);  // B.2.5
-      if (lir == 0) {
-        s_o[j[u]] = pq + d * kq;
-        s_dn[j[u]] = d;
-      }
-      if (flush) {  // B.2.7 item 3: rt(S_prev * alpha + d * k_hat), multiply first, then add
-#pragma unroll
-        for (int ch = 0; ch < Lay::kChunks; ++ch) {
-          float t[Lay::kV];
-#pragma unroll
-          for (int e = 0; e < Lay::kV; ++e) {
-            const int k = Lay::channel(lir, ch, e);
-            t[e] = __fadd_rn(__fmul_rn(acc[u][ch * Lay::kV + e], s_al[k]), __fmul_rn(d, s_kh[k]));
-          }
-          store_row_chunk<S>(st + (v0 + j[u]) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
-        }
-      }
-    }
-    if (more) {
-#pragma unroll
-      for (int u = 0; u < kU; ++u)
-#pragma unroll
-        for (int e = 0; e < Lay::kEpl; ++e) acc[u][e] = nxt[u][e];
+    a = group_sum<32>(a);
+    bb = group_sum<32>(bb);
+    if (lane == 0) {
+      s_kwq[i] = a;
+      s_kwk[i] = bb;
     }
   }
   __syncthreads();
+  float beta = sigmoid(b_raw);
+  if (p.beta_round_dt >= 0) beta = rt_code(beta, p.beta_round_dt);  // A.4 item 3
+
+  // --- row phase: one row group per thread per pass ---
   R* dw = static_cast<R*>(p.d_cache) + s * p.d_s0 + hv * p.d_s1 + c * p.d_s2;
-  for (std::int64_t jj = tid; jj < VT; jj += kT) {
-    out[(v0 + jj) * in.out_s3] = from_f<O>(s_o[jj]);
-    if (append) dw[(v0 + jj) * p.d_s3] = from_f<R>(s_dn[jj]);
+  // Output (and the append-step d ring entry) of row j from its lane-partial readouts.
+  const auto finish = [&](int j, float pq, float pk) {
+    const float sq = group_sum<kLanes>(pq), sk = group_sum<kLanes>(pk);
+    const float d = beta * ((j < VT ? s_v[j] : 0.f) - sk);  // B.2.5
+    if (r == 0 && j < VT) {
+      out[(v0 + j) * in.out_s3] = from_f<O>(sq + d * kq);
+      if (append) dw[(v0 + j) * p.d_s3] = from_f<R>(d);  // B.2.6
+    }
+    return d;
+  };
+  const auto process = [&](const uint4 (&buf)[kNVec], int pass) {
+    const int j = pass * kRowsPass + jlane;
+    if (!flush) {
+      float pq = 0.f, pk = 0.f;
+#pragma unroll
+      for (int m = 0; m < kNVec; ++m) {
+        const int k0 = Lay::channel(r, m);
+#pragma unroll
+        for (int e = 0; e < kV; ++e) {
+          const float x = __fmul_rn(raw_elem<S>(buf[m], e), s_dt[k0 + e]);  // float(S0) * Dtot
+          pq = fmaf(x, s_qa[k0 + e], pq);
+          pk = fmaf(x, s_ka[k0 + e], pk);
+        }
+      }
+      // Ring terms through the per-entry dot products; lane r takes entries i = r mod kLanes.
+      if (j < VT)
+        for (int i = r; i < cr; i += kLanes) {
+          const float d = rt<O>(to_f<R>(s_d[i * VT + j]));
+          pq = fmaf(d, s_kwq[i], pq);
+          pk = fmaf(d, s_kwk[i], pk);
+        }
+      finish(j, pq, pk);
+      return;
+    }
+    // Flush: S_prev = S0 * Dtot + sum_i d_i kw_i^T, read out, fold the token, store.
+    float acc[Lay::kEpl];
+#pragma unroll
+    for (int m = 0; m < kNVec; ++m)
+#pragma unroll
+      for (int e = 0; e < kV; ++e) acc[m * kV + e] = __fmul_rn(raw_elem<S>(buf[m], e), s_dt[Lay::channel(r, m) + e]);
+    for (int i = 0; i < cr; ++i) {
+      const float d = j < VT ? rt<O>(to_f<R>(s_d[i * VT + j])) : 0.f;
+#pragma unroll
+      for (int m = 0; m < kNVec; ++m)
+#pragma unroll
+        for (int e = 0; e < kV; ++e) acc[m * kV + e] = fmaf(d, s_gk[i * K + Lay::channel(r, m) + e], acc[m * kV + e]);
+    }
+    float pq = 0.f, pk = 0.f;
+#pragma unroll
+    for (int m = 0; m < kNVec; ++m)
+#pragma unroll
+      for (int e = 0; e < kV; ++e) {
+        const int k = Lay::channel(r, m) + e;
+        pq = fmaf(acc[m * kV + e], s_qa[k], pq);
+        pk = fmaf(acc[m * kV + e], s_ka[k], pk);
+      }
+    const float d = finish(j, pq, pk);
+    if (j >= VT) return;
+    // B.2.7 item 3: rt(S_prev * alpha + d * k_hat), the fp32 multiply first, then the add.
+#pragma unroll
+    for (int m = 0; m < kNVec; ++m) {
+      const int k0 = Lay::channel(r, m);
+      float t[kV];
+#pragma unroll
+      for (int e = 0; e < kV; ++e) t[e] = __fadd_rn(__fmul_rn(acc[m * kV + e], s_al[k0 + e]), __fmul_rn(d, s_kh[k0 + e]));
+      store_row_chunk<S>(st + j * in.st_s2 + k0, vec, t);
+    }
+  };
+  if (!flush) {
+    for (int pass = 0; pass < npass; pass += 2) {
+      process(buf0, pass);
+      if (pass + 2 < npass) load_pass(buf0, pass + 2);
+      if (pass + 1 < npass) {
+        process(buf1, pass + 1);
+        if (pass + 3 < npass) load_pass(buf1, pass + 3);
+      }
+    }
+  } else {
+    for (int pass = 0; pass < npass; ++pass) {
+      if (pass > 0) load_pass(buf0, pass);
+      process(buf0, pass);
+    }
   }
 }
 
