@@ -113,4 +113,21 @@ bool decode_shape_extras(const DecodeInputs& in, const DecodeFacts& f, double sc
                          std::optional<double> lower_bound, Checker& c);
 bool decode_deep_extras(const DecodeInputs& in, const DecodeFacts& f, Checker& c);
 
+// The arguments both decode ops share, by upstream name (ArgBag binding of kda/packed_decode and
+// kda/replayssm_decode).
+template <class Args>
+void bind_decode_common(const ArgBag& bag, Args& a) {
+  a.mixed_qkv = bag.required("mixed_qkv");
+  a.a = bag.required("a");
+  a.b = bag.required("b");
+  a.A_log = bag.required("A_log");
+  a.dt_bias = bag.required("dt_bias");
+  a.scale = bag.required_scalar("scale");
+  a.initial_state = bag.required("initial_state");
+  a.out = bag.required("out");
+  a.ssm_state_indices = bag.required("ssm_state_indices");
+  a.use_qk_l2norm_in_kernel = bag.flag("use_qk_l2norm_in_kernel");
+  a.lower_bound = bag.scalar("lower_bound");
+}
+
 }  // namespace kparity::kda::detail

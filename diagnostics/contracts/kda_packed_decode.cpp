@@ -303,19 +303,7 @@ DecodeDims packed_decode_dims(const PackedDecodeArgs& a) {
 
 PackedDecodeArgs packed_decode_args(const ArgBag& bag) {
   PackedDecodeArgs a;
-  a.mixed_qkv = bag.required("mixed_qkv");
-  a.a = bag.required("a");
-  a.b = bag.required("b");
-  a.A_log = bag.required("A_log");
-  a.dt_bias = bag.required("dt_bias");
-  auto scale = bag.scalar("scale");
-  if (!scale) throw std::invalid_argument("missing required argument `scale`");
-  a.scale = *scale;
-  a.initial_state = bag.required("initial_state");
-  a.out = bag.required("out");
-  a.ssm_state_indices = bag.required("ssm_state_indices");
-  a.use_qk_l2norm_in_kernel = bag.flag("use_qk_l2norm_in_kernel");
-  a.lower_bound = bag.scalar("lower_bound");
+  bind_decode_common(bag, a);
   return a;
 }
 

@@ -306,24 +306,12 @@ ReplayDims replayssm_dims(const ReplaySsmDecodeArgs& a) {
 
 ReplaySsmDecodeArgs replayssm_decode_args(const ArgBag& bag) {
   ReplaySsmDecodeArgs a;
-  a.mixed_qkv = bag.required("mixed_qkv");
-  a.a = bag.required("a");
-  a.b = bag.required("b");
-  a.A_log = bag.required("A_log");
-  a.dt_bias = bag.required("dt_bias");
-  auto scale = bag.scalar("scale");
-  if (!scale) throw std::invalid_argument("missing required argument `scale`");
-  a.scale = *scale;
-  a.initial_state = bag.required("initial_state");
+  bind_decode_common(bag, a);
   a.d_cache = bag.required("d_cache");
   a.k_cache = bag.required("k_cache");
   a.g_cache = bag.required("g_cache");
-  a.out = bag.required("out");
-  a.ssm_state_indices = bag.required("ssm_state_indices");
   a.write_pos = bag.required("write_pos");
   if (const TensorView* ff = bag.tensor("force_flush")) a.force_flush = *ff;
-  a.use_qk_l2norm_in_kernel = bag.flag("use_qk_l2norm_in_kernel");
-  a.lower_bound = bag.scalar("lower_bound");
   // Not an upstream argument (spec A.4 item 6): opt into fp32 beta for parity with the packed decode.
   if (bag.flag("beta_in_fp32")) a.beta_rounding = BetaRounding::fp32;
   return a;

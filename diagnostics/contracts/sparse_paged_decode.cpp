@@ -138,7 +138,7 @@ PagedDecodeArgs paged_decode_args(const ArgBag& bag) {
   a.attn_sink = bag.required("attn_sink");
   a.out = bag.required("out");
   if (const TensorView* l = bag.tensor("lse")) a.lse = *l;
-  a.softmax_scale = bag.scalar("softmax_scale").value_or(0.0);
+  a.softmax_scale = bag.required_scalar("softmax_scale");  // positional upstream: no default
   a.return_lse = bag.flag("return_lse", false);
   return a;
 }

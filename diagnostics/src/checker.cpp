@@ -49,6 +49,11 @@ const TensorView& ArgBag::required(std::string_view name) const {
   throw std::invalid_argument("missing required tensor argument `" + std::string(name) + "`");
 }
 
+double ArgBag::required_scalar(std::string_view name) const {
+  if (auto v = scalar(name)) return *v;
+  throw std::invalid_argument("missing required scalar argument `" + std::string(name) + "`");
+}
+
 std::string arg_loc(std::string_view name) { return "arg[" + std::string(name) + "]"; }
 
 std::string arg_loc(std::string_view name, std::string_view suffix) {

@@ -118,8 +118,9 @@ struct ArgBag {
   const TensorView* tensor(std::string_view name) const;
   std::optional<double> scalar(std::string_view name) const;
   bool flag(std::string_view name, bool fallback = false) const;
-  // Throws std::invalid_argument naming the missing argument.
+  // Throw std::invalid_argument naming the missing argument.
   const TensorView& required(std::string_view name) const;
+  double required_scalar(std::string_view name) const;
 };
 
 // One op's contract seen through ArgBag, so catalogue examples and fuzzers need no per-op code.
