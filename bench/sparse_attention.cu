@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdarg>
 #include <cstdlib>
+#include <cstring>
+#include <cstdint>
 #include <ctime>
 #include <random>
 #include <string>
@@ -29,7 +31,7 @@ namespace {
     }                                                                                  \
   } while (0)
 
-std::string out_md;
+std::string out_md, check_md;
 void emit(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void emit(const char* fmt, ...) {
   char buf[1024];
@@ -157,22 +159,57 @@ void bench_prefill(int H, double gemm, double copy) {
   a.return_lse = true;
   a.out = dview(out.p, DType::bf16, {T, H, kD});
   a.lse = dview(lse.p, DType::f32, {T, H});
-  for (int ht : {64, 16}) {
-    kparity::kernels::sparse::SparseTuning tu{.head_tile = ht};
+  // (head tile, variant): the wgmma kernel (variant 0 picks it at D = 512, 64-head tiles), timed
+  // twice for the spread; the mma.sync kernel at 64 and 16 heads (variant 1).
+  struct Cfg { int ht, variant; const char* name; };
+  const Cfg cfgs[] = {{64, 2, "64, wgmma, redundant S"}, {64, 3, "64, wgmma, split S"},
+                      {64, 2, "64, wgmma, redundant S (again)"}, {64, 3, "64, wgmma, split S (again)"},
+                      {64, 1, "64, mma.sync"}, {16, 1, "16, mma.sync"}};
+  std::vector<std::uint16_t> split_out;
+  std::vector<std::uint16_t> ref_out, got_out;
+  for (const Cfg& cf : cfgs) {
+    const int ht = cf.ht;
+    kparity::kernels::sparse::SparseTuning tu{.head_tile = ht, .variant = cf.variant};
+    CK(cudaMemset(out.p, 0xff, T * H * kD * 2));  // poison: NaN bf16
     kparity::Status s = kparity::kernels::sparse::paged_prefill(a, nullptr, {}, tu);
     if (!s.ok()) {
       std::fprintf(stderr, "prefill failed: %s\n", s.first_error()->message.c_str());
       std::exit(1);
     }
+    CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
+    if (ht == 64) {  // the two 64-head kernels on the full benchmark shape: relative L2 difference
+      std::vector<std::uint16_t>& dst = cf.variant == 2 ? got_out : (cf.variant == 3 ? split_out : ref_out);
+      dst.resize(T * H * kD);
+      CK(cudaMemcpy(dst.data(), out.p, dst.size() * 2, cudaMemcpyDeviceToHost));
+    }
     const float ms = time_ms([&] { (void)kparity::kernels::sparse::paged_prefill(a, nullptr, {}, tu); }, 2, 10);
+    CK(cudaGetLastError());
     const double flops = 2.0 * double(sel) * H * (kD + kD);
     const double tf = flops / (ms * 1e-3) / 1e12;
     const double uniq = double(used.size() + T) * kD * 2;
     const double gathered = double(sel) * kD * 2 * ((H + ht - 1) / ht);
-    emit("| prefill | %d | %d | 4096 | %lld | %.3f | %.1f | %.0f%% | %.1f | %.2f | %.0f%% | %.1fx |\n", H, ht, sel, ms, tf,
-         100 * tf / gemm, uniq / 1e6, gathered / (ms * 1e-3) / 1e12, 100 * gathered / (ms * 1e-3) / 1e12 / copy,
+    emit("| prefill | %d | %s | 4096 | %lld | %.3f | %.1f | %.0f%% | %.1f | %.2f | %.0f%% | %.1fx |\n", H, cf.name, sel, ms,
+         tf, 100 * tf / gemm, uniq / 1e6, gathered / (ms * 1e-3) / 1e12, 100 * gathered / (ms * 1e-3) / 1e12 / copy,
          (H == 64 ? 7.1 : 14.2) / ms);
+  }
+  auto f32 = [](std::uint16_t b) {
+    const std::uint32_t u = std::uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return double(f);
+  };
+  for (const auto* got : {&got_out, &split_out}) {
+    double num = 0, den = 0;
+    long long bad = 0;
+    for (std::size_t i = 0; i < ref_out.size(); ++i) {
+      const double x = f32((*got)[i]), y = f32(ref_out[i]);
+      if (!std::isfinite(x) || !std::isfinite(y)) ++bad;
+      else num += (x - y) * (x - y), den += y * y;
+    }
+    check_md += "H = " + std::to_string(H) + (got == &got_out ? ", redundant S" : ", split S") +
+                ": ||wgmma - mma.sync|| / ||mma.sync|| = " + std::to_string(std::sqrt(num / std::max(den, 1e-300))) +
+                ", non-finite elements " + std::to_string(bad) + "\n";
   }
 }
 
@@ -201,8 +238,10 @@ void bench_decode(int T, int H, double gemm, double copy) {
   const std::size_t wsb = kparity::kernels::sparse::paged_decode_workspace_bytes(a);
   Dev ws(wsb);
   kparity::kernels::sparse::DecodeWorkspace w{wsb ? ws.p : nullptr, wsb};
-  for (int split : {1, 0}) {
-    kparity::kernels::sparse::SparseTuning tu{.kv_splits = split};
+  const int cfg[4][2] = {{1, 2}, {0, 2}, {0, 3}, {0, 1}};  // (kv_splits, variant)
+  for (const auto& cv : cfg) {
+    const int split = cv[0];
+    kparity::kernels::sparse::SparseTuning tu{.kv_splits = split, .variant = cv[1]};
     kparity::Status s = kparity::kernels::sparse::paged_decode(a, nullptr, {}, w, tu);
     if (!s.ok()) {
       std::fprintf(stderr, "decode failed: %s\n", s.first_error()->message.c_str());
@@ -213,7 +252,9 @@ void bench_decode(int T, int H, double gemm, double copy) {
     const double tf = 2.0 * sel * H * (kD + kD) / (ms * 1e-3) / 1e12;
     const double gathered = sel * kD * 2 * ((H + 63) / 64);
     emit("| decode | %d | %s | %d | %.0f | %.4f | %.1f | %.0f%% | - | %.2f | %.0f%% | - |\n", H,
-         split == 1 ? "64, 1 split" : "64, auto split", T, sel, ms, tf, 100 * tf / gemm,
+         split == 1 ? "64, 1 split, wgmma red. S"
+                    : (cv[1] == 2 ? "64, auto split, wgmma red. S"
+                                  : (cv[1] == 3 ? "64, auto split, wgmma split S" : "64, auto split, mma.sync")), T, sel, ms, tf, 100 * tf / gemm,
          gathered / (ms * 1e-3) / 1e12, 100 * gathered / (ms * 1e-3) / 1e12 / copy);
   }
 }
@@ -236,6 +277,8 @@ int main(int argc, char** argv) {
   bench_prefill(128, gemm, copy);
   for (int H : {64, 128})
     for (int T : {1, 8, 64}) bench_decode(T, H, gemm, copy);
+  emit("\nFull-shape cross-check of the two 64-head prefill kernels (bf16 outputs, poisoned before each):\n%s",
+       check_md.c_str());
   if (argc > 1) {
     FILE* f = std::fopen(argv[1], "w");
     if (f) std::fputs(out_md.c_str(), f), std::fclose(f);

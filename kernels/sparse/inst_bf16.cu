@@ -3,7 +3,7 @@
 
 namespace kparity::kernels::sparse {
 
-cudaError_t launch_attn_bf16(const AttnParams& p, int dp, int ht, bool wg, cudaStream_t stream) {
+cudaError_t launch_attn_bf16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream) {
   return launch_attn_t<__nv_bfloat16>(p, dp, ht, wg, stream);
 }
 cudaError_t launch_combine_bf16(const AttnParams& p, cudaStream_t stream) {

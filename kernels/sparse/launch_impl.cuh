@@ -18,20 +18,24 @@ cudaError_t launch_one(const AttnParams& p, cudaStream_t stream) {
   return cudaSuccess;
 }
 
-template <class T>
+template <class T, bool kSplitS>
 cudaError_t launch_wg(const AttnParams& p, cudaStream_t stream) {
-  auto* k = &sparse_attn_wg_kernel<T>;
-  if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kWgSmem));
+  auto* k = &sparse_attn_wg_kernel<T, kSplitS>;
+  constexpr std::size_t smem = wg_smem<kSplitS>();
+  if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       e != cudaSuccess)
     return e;
   const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
-  k<<<blocks, kWgThreads, kWgSmem, stream>>>(p);
+  k<<<blocks, kWgThreads, smem, stream>>>(p);
   return cudaSuccess;
 }
 
 template <class T>
-cudaError_t launch_attn_t(const AttnParams& p, int dp, int ht, bool wg, cudaStream_t stream) {
-  if (wg) return dp == 512 && ht == 64 && p.vec_q && p.vec_kv ? launch_wg<T>(p, stream) : cudaErrorInvalidValue;
+cudaError_t launch_attn_t(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream) {
+  if (wg != 0) {
+    if (dp != 512 || ht != 64 || !p.vec_q || !p.vec_kv) return cudaErrorInvalidValue;
+    return wg == 2 ? launch_wg<T, true>(p, stream) : launch_wg<T, false>(p, stream);
+  }
   if (ht == 64) {
     switch (dp) {
       case 64: return launch_one<T, 64, 64>(p, stream);

@@ -83,6 +83,35 @@ TEST(GpuSparsePrefill, ShiftAndLongListsMatchOracle) {
   expect_matches_oracle(c, run_prefill_gpu(c), "shift");
 }
 
+TEST(GpuSparsePrefill, WgmmaAndMmaSyncKernelsAgree) {
+  KPT_REQUIRE_GPU();
+  // The wgmma kernels (picked automatically for D in (256, 512] with 64-head tiles and 16-byte rows;
+  // variants 2 and 3 by name) and the mma.sync kernel (variant 1): each within the recipe bound of
+  // the oracle, and within 1e-2 of each other. Lists up to 640 keys (ten 64-row tiles) with partial last tiles, sentinels, the
+  // shift, fp16, head tails (H = 100, 48) and a D tail (264: zero-filled chunks past D).
+  struct Shape { DType dt; std::int64_t T, H, D, pre, ext; double shift; };
+  const Shape shapes[] = {{DType::bf16, 3, 64, 512, 512, 128, -std::log(4.0)},
+                          {DType::f16, 2, 128, 512, 300, 77, 0.0},
+                          {DType::bf16, 4, 100, 512, 130, 3, 0.5},
+                          {DType::bf16, 3, 48, 264, 200, 40, 0.0}};
+  std::uint64_t seed = 900;
+  for (const Shape& s : shapes) {
+    ++seed;
+    Case c = random_case(seed, {.dt = s.dt, .T = s.T, .H = s.H, .D = s.D, .P = 2048, .Ne = 256, .max_pre = s.pre,
+                                .max_ext = s.ext, .sentinel_rate = 0.05, .shift = s.shift});
+    SCOPED_TRACE(label(c, seed));
+    const Result b = run_prefill_gpu(c, SparseTuning{.variant = 1});
+    expect_matches_oracle(c, b, "mma.sync");
+    for (int v : {0, 2, 3}) {  // auto, wgmma with redundant S, wgmma with split S
+      SCOPED_TRACE("variant " + std::to_string(v));
+      const Result a = run_prefill_gpu(c, SparseTuning{.variant = v});
+      expect_matches_oracle(c, a, "wgmma");
+      EXPECT_TRUE(within(a.out, b.out, uniform_bound(b.out.size(), 1e-2, b.out, 1e-2))) << "kernels disagree (out)";
+      EXPECT_TRUE(within(a.lse, b.lse, uniform_bound(b.lse.size(), 1e-2, b.lse, 1e-2))) << "kernels disagree (lse)";
+    }
+  }
+}
+
 TEST(GpuSparsePrefill, DuplicatesCountWithMultiplicity) {
   KPT_REQUIRE_GPU();
   // A 6-row pool and 60-entry lists: every row repeats about ten times (AP-S5).
