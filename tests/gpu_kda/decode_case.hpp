@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "gpu_env.hpp"
+#include "support/gpu_env.hpp"
 #include "kparity/reference/kda.hpp"
 
 namespace kparity::gpu_test {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "compare.hpp"
-#include "gpu_env.hpp"
+#include "support/gpu_env.hpp"
 #include "kparity/kernels/kda.hpp"
 #include "kparity/reference/kda.hpp"
 #include "tolerances.hpp"

@@ -19,7 +19,7 @@ Case decode_case(std::uint64_t seed, DType dt, std::int64_t T, std::int64_t H, s
 }
 
 TEST(GpuSparseDecode, MatchesOracleSinglePassAndSplitK) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   struct Shape { DType dt; std::int64_t T, H, D, keys; };
   const Shape shapes[] = {{DType::bf16, 1, 64, 512, 2048}, {DType::bf16, 8, 16, 512, 700},
                           {DType::f16, 3, 48, 128, 300},   {DType::bf16, 2, 128, 512, 256}};
@@ -43,7 +43,7 @@ TEST(GpuSparseDecode, MatchesOracleSinglePassAndSplitK) {
 }
 
 TEST(GpuSparseDecode, WithoutWorkspaceRunsSinglePass) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   Case c = decode_case(400, DType::bf16, 2, 16, 256, 400);
   const Result a = run_decode_gpu(c, {}, false);
   const Result b = run_decode_gpu(c, SparseTuning{.kv_splits = 1});
@@ -51,7 +51,7 @@ TEST(GpuSparseDecode, WithoutWorkspaceRunsSinglePass) {
 }
 
 TEST(GpuSparseDecode, EmptySpanAndInfiniteSinks) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   Case c = decode_case(401, DType::bf16, 3, 4, 64, 50);
   c.sink.view().store_flat(0, kInf);
   c.sink.view().store_flat(1, -kInf);

@@ -54,7 +54,7 @@ TEST(GpuSparsePrefill, RequiresCudaTensorsSeedFiresWithoutLaunch) {
 }
 
 TEST(GpuSparsePrefill, RandomShapesMatchOracle) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   struct Shape { DType dt; std::int64_t T, H, D, pre, ext; };
   // H covers {1, 16, 48, 64, 128} (48 and 1: head-tail masks), D {64, 128, 512} plus odd D (tails
   // and the element-load path); T up to 4096 with short lists so the fp64 oracle stays cheap.
@@ -75,7 +75,7 @@ TEST(GpuSparsePrefill, RandomShapesMatchOracle) {
 }
 
 TEST(GpuSparsePrefill, ShiftAndLongListsMatchOracle) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   // 640 keys per token like V4's c4 layers, a DCP-style shift, sink ~ N(0.5, 0.4).
   Case c = random_case(77, {.dt = DType::bf16, .T = 2, .H = 64, .D = 512, .P = 4096, .Ne = 256, .max_pre = 512,
                             .max_ext = 128, .sentinel_rate = 0.05, .shift = -std::log(8.0)});
@@ -84,7 +84,7 @@ TEST(GpuSparsePrefill, ShiftAndLongListsMatchOracle) {
 }
 
 TEST(GpuSparsePrefill, WgmmaAndMmaSyncKernelsAgree) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   // The wgmma kernels (picked automatically for D in (256, 512] with 64-head tiles and 16-byte rows;
   // variants 2 and 3 by name) and the mma.sync kernel (variant 1): each within the recipe bound of
   // the oracle, and within 1e-2 of each other. Lists up to 640 keys (ten 64-row tiles) with partial last tiles, sentinels, the
@@ -113,7 +113,7 @@ TEST(GpuSparsePrefill, WgmmaAndMmaSyncKernelsAgree) {
 }
 
 TEST(GpuSparsePrefill, DuplicatesCountWithMultiplicity) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   // A 6-row pool and 60-entry lists: every row repeats about ten times (AP-S5).
   Case c = random_case(5, {.dt = DType::f16, .T = 4, .H = 16, .D = 128, .P = 6, .Ne = 3, .max_pre = 60,
                            .max_ext = 20, .sentinel_rate = 0.1});
@@ -122,7 +122,7 @@ TEST(GpuSparsePrefill, DuplicatesCountWithMultiplicity) {
 }
 
 TEST(GpuSparsePrefill, DegenerateRowsAreExact) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   // AP-S2/AP-S3: empty spans, all-sentinel lists, decreasing pointers (token 3: see below),
   // sinks +inf / -inf / finite.
   Case c = random_case(9, {.dt = DType::bf16, .T = 4, .H = 3, .D = 64, .P = 10, .Ne = 4, .max_pre = 5, .max_ext = 2});
@@ -145,7 +145,7 @@ TEST(GpuSparsePrefill, DegenerateRowsAreExact) {
 }
 
 TEST(GpuSparsePrefill, ExactRecipes) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   // Testing guide 1.4: inputs on which every intermediate is exact, so the output is bit-exact.
   Case c = random_case(11, {.dt = DType::bf16, .T = 3, .H = 17, .D = 96, .P = 8, .Ne = 4, .max_pre = 1, .max_ext = 1});
   c.q.fill(0.0);  // all logits 0: weights 1
@@ -175,7 +175,7 @@ TEST(GpuSparsePrefill, ExactRecipes) {
 }
 
 TEST(GpuSparsePrefill, UnselectedNaNRowsHaveNoEffect) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   // AP-S6: rows that are never selected, or named only by negative entries, are never read.
   Case c = random_case(21, {.dt = DType::bf16, .T = 3, .H = 16, .D = 128, .P = 64, .Ne = 16, .max_pre = 30,
                             .max_ext = 6, .sentinel_rate = 0.2});
@@ -190,7 +190,7 @@ TEST(GpuSparsePrefill, UnselectedNaNRowsHaveNoEffect) {
 }
 
 TEST(GpuSparsePrefill, NaNInSelectedRowPropagates) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   Case c = random_case(23, {.dt = DType::f16, .T = 2, .H = 4, .D = 64, .P = 8, .Ne = 2, .max_pre = 4, .max_ext = 1});
   c.pre = {{3}, {4}};
   c.ext = {{}, {}};
@@ -204,7 +204,7 @@ TEST(GpuSparsePrefill, NaNInSelectedRowPropagates) {
 }
 
 TEST(GpuSparsePrefill, StridedViewsEqualCompact) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   // AP-S8: padded q heads, padded KV rows (16-byte path), a column-strided kv (element path) and a
   // padded out give the same values as compact tensors: same kernel configuration, exact.
   Case c = random_case(31, {.dt = DType::bf16, .T = 5, .H = 20, .D = 128, .P = 50, .Ne = 12, .max_pre = 40,
@@ -224,7 +224,7 @@ TEST(GpuSparsePrefill, StridedViewsEqualCompact) {
 }
 
 TEST(GpuSparsePrefill, HeadTileIndependence) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   // AP-S7: the 16-head and 64-head tiles sum S's D-slices in different groupings only (1e-2).
   for (std::int64_t D : {128, 200, 512}) {
     Case c = random_case(41 + D, {.dt = DType::bf16, .T = 3, .H = 48, .D = D, .P = 200, .Ne = 20, .max_pre = 90,
@@ -237,7 +237,7 @@ TEST(GpuSparsePrefill, HeadTileIndependence) {
 }
 
 TEST(GpuSparsePrefill, DcpMergeReproducesFullCall) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   // AP-S4: shard prefix entries over r ranks with shift -ln r, LSE-merge in fp64.
   for (std::int64_t ranks : {2, 8}) {
     Case full = random_case(50 + ranks, {.dt = DType::bf16, .T = 2, .H = 16, .D = 512, .P = 256, .Ne = 16,
@@ -271,7 +271,7 @@ TEST(GpuSparsePrefill, DcpMergeReproducesFullCall) {
 }
 
 TEST(GpuSparsePrefill, ZeroTokensAndNoLse) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   Case c = random_case(61, {.dt = DType::bf16, .T = 0, .H = 8, .D = 64});
   kparity::Status s;
   run_prefill_gpu(c, {}, {}, true, &s);
@@ -283,7 +283,7 @@ TEST(GpuSparsePrefill, ZeroTokensAndNoLse) {
 }
 
 TEST(GpuSparsePrefill, DeepCheckReportsOutOfRangeIndex) {
-  KPT_REQUIRE_GPU();
+  KPARITY_REQUIRE_GPU();
   Case c = random_case(71, {.dt = DType::bf16, .T = 2, .H = 4, .D = 64, .P = 10, .max_pre = 3});
   c.pre[1] = {1, 10};  // row 10 of a 10-row pool: O8, caught on the host mirror before any launch
   kparity::Status s;

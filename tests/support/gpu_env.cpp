@@ -1,4 +1,4 @@
-#include "gpu_env.hpp"
+#include "support/gpu_env.hpp"
 
 #include <cstdio>
 #include <cstdlib>
