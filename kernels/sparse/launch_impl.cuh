@@ -2,6 +2,7 @@
 // The (dp, ht) switch shared by the per-dtype translation units.
 #include "sparse/attn_kernel.cuh"
 #include "sparse/wg_kernel.cuh"
+#include "sparse/wg_addr_kernel.cuh"
 #include "sparse/dispatch.hpp"
 
 namespace kparity::kernels::sparse {
@@ -31,9 +32,21 @@ cudaError_t launch_wg(const AttnParams& p, cudaStream_t stream) {
 }
 
 template <class T>
+cudaError_t launch_wg_addr(const AttnParams& p, cudaStream_t stream) {
+  auto* k = &sparse_attn_wg_addr_kernel<T>;
+  if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kWgAddrSmem));
+      e != cudaSuccess)
+    return e;
+  const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
+  k<<<blocks, kWgThreads, kWgAddrSmem, stream>>>(p);
+  return cudaSuccess;
+}
+
+template <class T>
 cudaError_t launch_attn_t(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream) {
   if (wg != 0) {
     if (dp != 512 || ht != 64 || !p.vec_q || !p.vec_kv) return cudaErrorInvalidValue;
+    if (wg == 3) return launch_wg_addr<T>(p, stream);
     return wg == 2 ? launch_wg<T, true>(p, stream) : launch_wg<T, false>(p, stream);
   }
   if (ht == 64) {

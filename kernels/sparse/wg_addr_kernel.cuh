@@ -1,0 +1,318 @@
+#pragma once
+// wgmma split-S kernel with a row-address table (SparseTuning::variant 4; sm_90a). Same function,
+// tiles, shared layouts, rounding points and accumulation order as sparse_attn_wg_kernel<T, true>
+// (wg_kernel.cuh, whose header describes the layout); three differences, all in how the KV gather is
+// fed:
+//  1. The 64 index threads decode each selected row once into its 64-bit global byte address with
+//     two flag bits (bit 0 live, bit 1 extend row; masked rows are 0) in shared memory, instead of a
+//     row code that each of the 64 copying threads of the row decoded again (64-bit multiply by a
+//     run-time-indexed stride per 16-byte chunk). The issue loop is a shared load, a select, an add
+//     and the cp.async per chunk.
+//  2. Per tile the QK wgmma group is committed first; the gather of tile it + 1 and the index work
+//     for tiles it + 2 / it + 3 run while the tensor cores compute S.
+//  3. The prologue issues tiles 0 and 1 (both stages are free at the start).
+// Shared memory: Q 64 KB, 2 stages of 64 KB, 4 address slots of 512 B, 32 KB of S partials, up to
+// 1 KB of alignment pad: 232448 bytes, the sm_90 per-block limit.
+#include <cfloat>
+#include <cstdint>
+#include <type_traits>
+
+#include "sparse/wg_kernel.cuh"
+
+namespace kparity::kernels::sparse {
+
+inline constexpr std::size_t kWgAddrSmem =
+    1024 + 3 * std::size_t(kWgTile) + std::size_t(kWgSlots) * kWgBK * 8 + 2 * 64 * 64 * 4;
+
+namespace dev {
+__device__ __forceinline__ void cp_async16_s(std::uint32_t dst, std::uint64_t src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+}  // namespace dev
+
+template <class T>
+__global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(const AttnParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using W = dev::Wgmma<std::is_same_v<T, __nv_bfloat16>>;
+  using Op = dev::MmaOp<T>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const std::uint32_t raw_s = dev::smem_u32(smem_raw);
+  const std::uint32_t pad = ((raw_s + 1023u) & ~1023u) - raw_s;
+  unsigned char* sQ = smem_raw + pad;
+  unsigned char* sKV = sQ + kWgTile;
+  unsigned long long* sAddr = reinterpret_cast<unsigned long long*>(sQ + 3 * kWgTile);
+  float4* sX = reinterpret_cast<float4*>(sAddr + kWgSlots * kWgBK);  // [2][8][128] float4
+  const std::uint32_t q_s = raw_s + pad, kv_s = q_s + kWgTile;
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wq = warp & 3;
+  long long bid = blockIdx.x;
+  const long long split = bid % p.splits;
+  bid /= p.splits;
+  const long long h0 = (bid % p.n_head_tiles) * 64, t = bid / p.n_head_tiles;
+  const long long D = p.D;
+
+  const long long pb = dev::ld_int(p.ptr[0], p.ptr_dt[0], t * p.ptr_s[0]);
+  const long long np = max(0LL, dev::ld_int(p.ptr[0], p.ptr_dt[0], (t + 1) * p.ptr_s[0]) - pb);
+  long long eb = 0, ne = 0;
+  if (p.ptr[1] != nullptr) {
+    eb = dev::ld_int(p.ptr[1], p.ptr_dt[1], t * p.ptr_s[1]);
+    ne = max(0LL, dev::ld_int(p.ptr[1], p.ptr_dt[1], (t + 1) * p.ptr_s[1]) - eb);
+  }
+  const long long n_all = np + ne;
+  const long long per = ((n_all + kWgBK - 1) / kWgBK + p.splits - 1) / p.splits * kWgBK;
+  const long long j0 = split * per, j1 = min(n_all, j0 + per);
+  const int ntiles = j1 > j0 ? static_cast<int>((j1 - j0 + kWgBK - 1) / kWgBK) : 0;
+
+  // Threads 0-63 load one index entry each a tile ahead and decode it into slot k % 4 an iteration
+  // later: tile k's addresses are written at iteration k - 2 and read up to iteration k.
+  struct Raw { int lo = 0, hi = 0, kind = 0; };
+  auto load_raw = [&](int k) {
+    Raw r;
+    const long long j = j0 + static_cast<long long>(k) * kWgBK + tid;
+    if (j < j1) {
+      const bool pre = j < np;
+      const int s = pre ? 0 : 1;
+      const bool wide = p.idx_dt[s] == kSpI64;
+      const char* a = static_cast<const char*>(p.idx[s]) + (pre ? pb + j : eb + j - np) * p.idx_s[s] * (wide ? 8 : 4);
+      r.lo = __ldg(reinterpret_cast<const int*>(a));
+      r.hi = __ldg(reinterpret_cast<const int*>(a + (wide ? 4 : 0)));
+      r.kind = pre ? 1 : 2;
+    }
+    return r;
+  };
+  auto decode = [&](const Raw& r, int k) {
+    unsigned long long addr = 0;  // masked: sentinel, negative, or past the list
+    if (r.kind != 0) {
+      const bool ext = r.kind == 2;
+      const bool wide = p.idx_dt[ext ? 1 : 0] == kSpI64;
+      const long long v = wide ? static_cast<long long>((static_cast<unsigned long long>(static_cast<unsigned>(r.hi)) << 32) |
+                                                        static_cast<unsigned>(r.lo))
+                               : static_cast<long long>(r.lo);
+      if (v >= 0 && v <= 0x7ffffffdLL) {
+        const T* base = static_cast<const T*>(ext ? p.src[1] : p.src[0]);
+        const long long sr = ext ? p.src_sr[1] : p.src_sr[0];
+        addr = reinterpret_cast<unsigned long long>(base + v * sr) | (ext ? 3ull : 1ull);  // rows 16-byte aligned
+      }
+    }
+    sAddr[(k % kWgSlots) * kWgBK + tid] = addr;
+  };
+
+  // Each thread copies one 16-byte column chunk of 16 rows (rows rq, rq + 4, ...): a warp covers half
+  // a 1 KB row, coalesced. Masked rows and chunks past D are written as zeros (src-size 0). Row
+  // rq + 4i has (row % 8) = rq + 4 (i % 2), so its swizzled offset is one of two bases + 512 i.
+  const int cc = tid & 63, rq = tid >> 6;
+  const bool col_ok = cc * 8 < D;
+  const std::uint32_t sw_e = static_cast<std::uint32_t>((cc >> 3) * 8192 + rq * 128 + (((cc & 7) ^ rq) << 4));
+  const std::uint32_t sw_o = static_cast<std::uint32_t>((cc >> 3) * 8192 + rq * 128 + ((((cc & 7) ^ rq) ^ 4) << 4));
+  const unsigned long long dummy = reinterpret_cast<unsigned long long>(p.q);  // not read when src-size is 0
+  auto issue = [&](int k) {
+    const unsigned long long* rows = sAddr + (k % kWgSlots) * kWgBK;
+    const std::uint32_t dst = kv_s + (k & 1) * kWgTile;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      const unsigned long long a = rows[rq + 4 * i];
+      const bool valid = (a & 1ull) != 0 && col_ok;
+      const unsigned long long src = valid ? (a & ~3ull) + static_cast<unsigned>(cc * 16) : dummy;
+      dev::cp_async16_s(dst + ((i & 1) ? sw_o : sw_e) + static_cast<std::uint32_t>(i * 512), src, valid ? 16 : 0);
+    }
+  };
+
+  Raw raw;
+  if (tid < kWgBK) {
+    decode(load_raw(0), 0);
+    decode(load_raw(1), 1);
+    raw = load_raw(2);
+  }
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {  // Q tile: heads past H and channels past D are zeros
+    const int r = rq + 4 * i;
+    const bool valid = h0 + r < p.H && col_ok;
+    const T* src = valid ? static_cast<const T*>(p.q) + t * p.q_st + (h0 + r) * p.q_sh + cc * 8 : static_cast<const T*>(p.q);
+    dev::cp_async16(sQ + dev::sw_off(r, cc), src, valid ? 16 : 0);
+  }
+  __syncthreads();  // addresses of tiles 0 and 1 visible
+  if (ntiles > 0) issue(0);
+  dev::cp_async_commit();  // group: Q + tile 0
+  if (ntiles > 1) issue(1);
+  dev::cp_async_commit();  // group: tile 1
+
+  float o[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) o[i] = 0.f;
+  float m0 = -FLT_MAX, m1 = -FLT_MAX, l0 = 0.f, l1 = 0.f;  // finite seed: empty sets stay NaN-free
+  const float scale = p.scale, shift = p.shift;
+
+  for (int it = 0; it < ntiles; ++it) {
+    if (it == 0)
+      dev::cp_async_wait<1>();  // Q and tile 0; tile 1 may still be in flight
+    else
+      dev::cp_async_wait<0>();
+    dev::fence_proxy_async();  // cp.async (generic proxy) writes -> wgmma (async proxy) reads
+    __syncthreads();           // tile `it` landed everywhere; both warpgroups are done with the other stage
+    const std::uint32_t st_s = kv_s + (it & 1) * kWgTile;
+
+    float s[32];
+#pragma unroll
+    for (int i = 0; i < 32; ++i) s[i] = 0.f;
+    dev::wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      const int ks = wg * 16 + kk;
+      const std::uint32_t off = (ks >> 2) * 8192 + (ks & 3) * 32;
+      W::ss_n64(s, dev::desc_sw128(q_s + off, 16, 1024), dev::desc_sw128(st_s + off, 16, 1024), kk > 0 ? 1 : 0);
+    }
+    dev::wg_commit();
+    // While S is computed: the gather of tile it + 1 (tile 1 went out in the prologue) into the stage
+    // that PV of tile it - 1 released before the barrier, and the index work two and three tiles ahead.
+    if (it >= 1 && it + 1 < ntiles) issue(it + 1);
+    dev::cp_async_commit();
+    if (tid < kWgBK && it + 2 < ntiles) {
+      decode(raw, it + 2);
+      raw = load_raw(it + 3);
+    }
+    dev::wg_wait0();
+    dev::pin(s);
+    {
+      // Thread k of either warpgroup holds the same (row, key) elements: exchange register by register.
+      const int k = tid & 127;
+      float4* mine = sX + wg * 1024 + k;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) mine[i * 128] = make_float4(s[4 * i], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
+      __syncthreads();
+      const float4* other = sX + (1 - wg) * 1024 + k;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float4 v = other[i * 128];
+        s[4 * i] += v.x;
+        s[4 * i + 1] += v.y;
+        s[4 * i + 2] += v.z;
+        s[4 * i + 3] += v.w;
+      }
+    }
+
+    // Softmax on the m64n64 accumulator: s[4j + e] is row wq*16 + lane/4 (e < 2) or + 8 (e >= 2),
+    // key 8j + 2(lane % 4) + (e & 1). Flags: the low word of the key's address entry.
+    const unsigned* flags = reinterpret_cast<const unsigned*>(sAddr + (it % kWgSlots) * kWgBK);
+    float mx0 = -__int_as_float(0x7f800000), mx1 = mx0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const unsigned f = flags[2 * (j * 8 + 2 * (lane & 3) + e)];
+        const float add = (f & 2u) ? shift : 0.f;  // replicated_logit_shift: extend rows only (C.1 item 5)
+        const bool live = (f & 1u) != 0;
+        s[4 * j + e] = live ? s[4 * j + e] * scale + add : -__int_as_float(0x7f800000);
+        s[4 * j + 2 + e] = live ? s[4 * j + 2 + e] * scale + add : -__int_as_float(0x7f800000);
+        mx0 = fmaxf(mx0, s[4 * j + e]);
+        mx1 = fmaxf(mx1, s[4 * j + 2 + e]);
+      }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+    const float a0 = exp2f((m0 - mn0) * kLog2e), a1 = exp2f((m1 - mn1) * kLog2e);
+    m0 = mn0;
+    m1 = mn1;
+    float rs0 = 0.f, rs1 = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        s[4 * j + e] = exp2f((s[4 * j + e] - mn0) * kLog2e);
+        s[4 * j + 2 + e] = exp2f((s[4 * j + 2 + e] - mn1) * kLog2e);
+        rs0 += s[4 * j + e];
+        rs1 += s[4 * j + 2 + e];
+      }
+    l0 = l0 * a0 + rs0;  // unrounded weights in the denominator (C.4 item 4)
+    l1 = l1 * a1 + rs1;
+#pragma unroll
+    for (int n = 0; n < 32; ++n) {
+      o[4 * n] *= a0;
+      o[4 * n + 1] *= a0;
+      o[4 * n + 2] *= a1;
+      o[4 * n + 3] *= a1;
+    }
+    std::uint32_t pa[4][4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      pa[kk][0] = Op::pack(s[8 * kk], s[8 * kk + 1]);
+      pa[kk][1] = Op::pack(s[8 * kk + 2], s[8 * kk + 3]);
+      pa[kk][2] = Op::pack(s[8 * kk + 4], s[8 * kk + 5]);
+      pa[kk][3] = Op::pack(s[8 * kk + 6], s[8 * kk + 7]);
+    }
+    dev::pin(o);
+    dev::wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      W::rs_n256_tb(o, pa[kk], dev::desc_sw128(st_s + wg * 4 * 8192 + kk * 2048, 8192, 1024));
+    dev::wg_commit();
+    dev::wg_wait0();
+    dev::pin(o);
+  }
+  dev::cp_async_wait<0>();
+
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  const int orow = wq * 16 + (lane >> 2);
+  const long long hr0 = h0 + orow, hr1 = hr0 + 8;
+  const int cbase = wg * 256 + 2 * (lane & 3);
+
+  if (p.ws_acc != nullptr) {  // split-K: raw partials, the combine kernel folds the sink in
+    const long long w0 = (split * p.T + t) * p.H + hr0, w1 = w0 + 8;
+#pragma unroll
+    for (int n = 0; n < 32; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const long long c = cbase + n * 8 + e;
+        if (c < D && hr0 < p.H) p.ws_acc[w0 * D + c] = o[4 * n + e];
+        if (c < D && hr1 < p.H) p.ws_acc[w1 * D + c] = o[4 * n + 2 + e];
+      }
+    if (wg == 0 && (lane & 3) == 0) {
+      if (hr0 < p.H) p.ws_ml[2 * w0] = m0, p.ws_ml[2 * w0 + 1] = l0;
+      if (hr1 < p.H) p.ws_ml[2 * w1] = m1, p.ws_ml[2 * w1 + 1] = l1;
+    }
+    return;
+  }
+
+  float fa0, den0, lse0, fa1, den1, lse1;
+  const int k0 = dev::finalize(dev::sink_of(p, hr0), m0, l0, fa0, den0, lse0);
+  const int k1 = dev::finalize(dev::sink_of(p, hr1), m1, l1, fa1, den1, lse1);
+  __syncthreads();  // every warpgroup is done reading the KV stages (and every copy landed): output staging
+  T* sO = reinterpret_cast<T*>(sKV);
+  const float nan = __int_as_float(0x7fc00000);
+#pragma unroll
+  for (int n = 0; n < 32; ++n) {
+    const int c = cbase + n * 8;
+    const float v00 = k0 == 0 ? (o[4 * n] * fa0) / den0 : (k0 == 1 ? 0.f : nan);
+    const float v01 = k0 == 0 ? (o[4 * n + 1] * fa0) / den0 : (k0 == 1 ? 0.f : nan);
+    const float v10 = k1 == 0 ? (o[4 * n + 2] * fa1) / den1 : (k1 == 1 ? 0.f : nan);
+    const float v11 = k1 == 0 ? (o[4 * n + 3] * fa1) / den1 : (k1 == 1 ? 0.f : nan);
+    *reinterpret_cast<std::uint32_t*>(sO + orow * kWgOutLd + c) = Op::pack(v00, v01);
+    *reinterpret_cast<std::uint32_t*>(sO + (orow + 8) * kWgOutLd + c) = Op::pack(v10, v11);
+  }
+  if (p.lse != nullptr && wg == 0 && (lane & 3) == 0) {
+    if (hr0 < p.H) p.lse[t * p.lse_st + hr0 * p.lse_sh] = lse0;
+    if (hr1 < p.H) p.lse[t * p.lse_st + hr1 * p.lse_sh] = lse1;
+  }
+  __syncthreads();
+  const long long hn = min(64LL, p.H - h0);
+  for (int c = tid; c < 64 * 64; c += kWgThreads) {
+    const int r = c >> 6, ch = c & 63;
+    if (r >= hn || ch * 8 >= D) continue;
+    T* dst = static_cast<T*>(p.out) + t * p.out_st + (h0 + r) * p.out_sh + ch * 8 * p.out_sd;
+    const T* src = sO + r * kWgOutLd + ch * 8;
+    if (p.vec_out) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    } else {
+      for (int e = 0; e < 8 && ch * 8 + e < D; ++e) dst[e * p.out_sd] = src[e];
+    }
+  }
+#else
+  __trap();  // wgmma needs sm_90a (cmake/KparityCuda.cmake's default); other builds: SparseTuning::variant = 1
+#endif
+}
+
+}  // namespace kparity::kernels::sparse
