@@ -15,6 +15,7 @@
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
 #include "kparity/diagnostics/examples.hpp"
+#include "support/diagnostic_ids.hpp"
 
 namespace kparity {
 namespace {
@@ -42,14 +43,8 @@ std::optional<Diagnostic> first_error(const BuiltExample& e) {
   return std::nullopt;
 }
 
-std::vector<std::string> ids_of(const std::vector<Diagnostic>& ds) {
-  std::vector<std::string> out;
-  for (const auto& d : ds) out.push_back(d.id);
-  return out;
-}
-bool has(const std::vector<Diagnostic>& ds, std::string_view id) {
-  return std::any_of(ds.begin(), ds.end(), [&](const Diagnostic& d) { return d.id == id; });
-}
+using test::has;
+using test::ids_of;
 
 // ---- rendered examples of the spec (C.1, C.2) ----
 

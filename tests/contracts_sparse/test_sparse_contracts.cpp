@@ -15,6 +15,7 @@
 #include "kparity/diagnostics/contracts/sparse_paged_prefill.hpp"
 #include "kparity/diagnostics/errors.hpp"
 #include "kparity/diagnostics/examples.hpp"
+#include "support/diagnostic_ids.hpp"
 
 namespace kparity::test {
 namespace {
@@ -43,14 +44,6 @@ Decode decode(json set = json::object()) {
   return d;
 }
 
-std::vector<std::string> ids_of(const std::vector<Diagnostic>& ds) {
-  std::vector<std::string> out;
-  for (const auto& d : ds) out.push_back(d.id);
-  return out;
-}
-bool has(const std::vector<Diagnostic>& ds, std::string_view id) {
-  return std::any_of(ds.begin(), ds.end(), [&](const Diagnostic& d) { return d.id == id; });
-}
 std::string text(const std::vector<Diagnostic>& ds) {
   std::string s;
   for (const auto& d : ds) s += d.render_text() + "\n";
