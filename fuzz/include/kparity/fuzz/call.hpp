@@ -1,0 +1,59 @@
+#pragma once
+// One op call as the fuzzer sees it: the op's arguments by upstream name, owned, so a call can be
+// cloned, mutated, run on any backend, saved as a `kparity run` dump and replayed.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kparity/core/tensor.hpp"
+#include "kparity/diagnostics/checker.hpp"
+
+namespace kparity::fuzz {
+
+struct Call {
+  std::string op;  // "kda/replayssm_decode", ... (the name every layer uses)
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, double> scalars;
+  std::map<std::string, bool> flags;
+  // Tensors the op writes (outputs and in-place state, rings): compared by the differential rule,
+  // poisoned before a run when they are pure outputs.
+  std::vector<std::string> written;
+  std::vector<std::string> pure_outputs;  // subset of `written` whose old contents are never read
+  std::string description;                // one line: the drawn shape and knobs, for logs and reports
+
+  // Views into this call's tensors (invalidated when `tensors` is modified).
+  ArgBag bag() const;
+  Tensor& at(const std::string& name);
+  const Tensor& at(const std::string& name) const;
+};
+
+// Knobs a property passes to a generator.
+struct GenConfig {
+  bool special_values = false;  // NaN, +-Inf, -0, subnormals among the finite values
+  bool large = false;           // kernel-sized shapes (tile edges up to 128/256); default: small, fast shapes
+};
+
+// Edge buckets hit by the current case: generators call note_bucket() while drawing; the campaign
+// collects them per property for the report (and RC_TAG is not needed).
+void note_bucket(std::string bucket);
+std::vector<std::string> take_buckets();  // the buckets noted since the last take, cleared
+
+// Everything the fuzzer knows about one op: how to draw valid calls of it, which edge buckets exist,
+// and the absolute error floor of the shared differential rule (see differential.hpp).
+struct OpFuzzSpec {
+  std::string op;
+  std::function<Call(const GenConfig&)> draw;  // inside a RapidCheck property (draws with *gen)
+  std::vector<std::string> buckets;            // every bucket `draw` can note, for coverage
+  // The documented absolute floor for output `name` of `call` (the recipe is next to each number).
+  std::function<double(const Call& call, std::string_view name)> abs_floor;
+};
+
+std::vector<OpFuzzSpec> kda_specs();     // fuzz/src/kda_gen.cpp
+std::vector<OpFuzzSpec> sparse_specs();  // fuzz/src/sparse_gen.cpp
+const std::vector<OpFuzzSpec>& op_specs();
+const OpFuzzSpec& spec_for(std::string_view op);  // throws std::invalid_argument for an unknown op
+
+}  // namespace kparity::fuzz
