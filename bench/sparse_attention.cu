@@ -162,10 +162,8 @@ void bench_prefill(int H, double gemm, double copy) {
   // (head tile, variant): the wgmma kernel (variant 0 picks it at D = 512, 64-head tiles), timed
   // twice for the spread; the mma.sync kernel at 64 and 16 heads (variant 1).
   struct Cfg { int ht, variant; const char* name; };
-  const Cfg cfgs[] = {{64, 3, "64, wgmma, split S"}, {64, 4, "64, wgmma, split S, addr table"},
-                      {64, 3, "64, wgmma, split S (again)"}, {64, 4, "64, wgmma, split S, addr table (again)"},
-                      {64, 2, "64, wgmma, redundant S"}, {64, 1, "64, mma.sync"}, {16, 1, "16, mma.sync"}};
-  std::vector<std::uint16_t> split_out, addr_out;
+  const Cfg cfgs[] = {{64, 2, "64, wgmma"}, {64, 2, "64, wgmma (again)"}, {64, 1, "64, mma.sync"},
+                      {16, 1, "16, mma.sync"}};
   std::vector<std::uint16_t> ref_out, got_out;
   for (const Cfg& cf : cfgs) {
     const int ht = cf.ht;
@@ -179,8 +177,7 @@ void bench_prefill(int H, double gemm, double copy) {
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     if (ht == 64) {  // the two 64-head kernels on the full benchmark shape: relative L2 difference
-      std::vector<std::uint16_t>& dst =
-          cf.variant == 2 ? got_out : (cf.variant == 3 ? split_out : (cf.variant == 4 ? addr_out : ref_out));
+      std::vector<std::uint16_t>& dst = cf.variant == 2 ? got_out : ref_out;
       dst.resize(T * H * kD);
       CK(cudaMemcpy(dst.data(), out.p, dst.size() * 2, cudaMemcpyDeviceToHost));
     }
@@ -200,19 +197,15 @@ void bench_prefill(int H, double gemm, double copy) {
     std::memcpy(&f, &u, 4);
     return double(f);
   };
-  for (const auto* got : {&got_out, &split_out, &addr_out}) {
-    double num = 0, den = 0;
-    long long bad = 0;
-    for (std::size_t i = 0; i < ref_out.size(); ++i) {
-      const double x = f32((*got)[i]), y = f32(ref_out[i]);
-      if (!std::isfinite(x) || !std::isfinite(y)) ++bad;
-      else num += (x - y) * (x - y), den += y * y;
-    }
-    check_md += "H = " + std::to_string(H) +
-                (got == &got_out ? ", redundant S" : (got == &split_out ? ", split S" : ", split S, addr table")) +
-                ": ||wgmma - mma.sync|| / ||mma.sync|| = " + std::to_string(std::sqrt(num / std::max(den, 1e-300))) +
-                ", non-finite elements " + std::to_string(bad) + "\n";
+  double num = 0, den = 0;
+  long long bad = 0;
+  for (std::size_t i = 0; i < ref_out.size(); ++i) {
+    const double x = f32(got_out[i]), y = f32(ref_out[i]);
+    if (!std::isfinite(x) || !std::isfinite(y)) ++bad;
+    else num += (x - y) * (x - y), den += y * y;
   }
+  check_md += "H = " + std::to_string(H) + ": ||wgmma - mma.sync|| / ||mma.sync|| = " +
+              std::to_string(std::sqrt(num / std::max(den, 1e-300))) + ", non-finite elements " + std::to_string(bad) + "\n";
 }
 
 void bench_decode(int T, int H, double gemm, double copy) {
@@ -240,7 +233,7 @@ void bench_decode(int T, int H, double gemm, double copy) {
   const std::size_t wsb = kparity::kernels::sparse::paged_decode_workspace_bytes(a);
   Dev ws(wsb);
   kparity::kernels::sparse::DecodeWorkspace w{wsb ? ws.p : nullptr, wsb};
-  const int cfg[5][2] = {{1, 2}, {0, 2}, {0, 3}, {0, 4}, {0, 1}};  // (kv_splits, variant)
+  const int cfg[3][2] = {{1, 2}, {0, 2}, {0, 1}};  // (kv_splits, variant)
   for (const auto& cv : cfg) {
     const int split = cv[0];
     kparity::kernels::sparse::SparseTuning tu{.kv_splits = split, .variant = cv[1]};
@@ -254,11 +247,7 @@ void bench_decode(int T, int H, double gemm, double copy) {
     const double tf = 2.0 * sel * H * (kD + kD) / (ms * 1e-3) / 1e12;
     const double gathered = sel * kD * 2 * ((H + 63) / 64);
     emit("| decode | %d | %s | %d | %.0f | %.4f | %.1f | %.0f%% | - | %.2f | %.0f%% | - |\n", H,
-         split == 1 ? "64, 1 split, wgmma red. S"
-                    : (cv[1] == 2 ? "64, auto split, wgmma red. S"
-                                  : (cv[1] == 3   ? "64, auto split, wgmma split S"
-                                     : cv[1] == 4 ? "64, auto split, wgmma split S, addr table"
-                                                  : "64, auto split, mma.sync")),
+         split == 1 ? "64, 1 split, wgmma" : (cv[1] == 2 ? "64, auto split, wgmma" : "64, auto split, mma.sync"),
          T, sel, ms, tf, 100 * tf / gemm,
          gathered / (ms * 1e-3) / 1e12, 100 * gathered / (ms * 1e-3) / 1e12 / copy);
   }

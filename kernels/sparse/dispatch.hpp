@@ -13,9 +13,8 @@ namespace kparity::kernels::sparse {
 bool supported_tile(int dp, int ht);
 std::size_t attn_smem_bytes(int dp, int ht, int elem_bytes);
 
-// wg: 0 the mma.sync kernel; 1 the wgmma kernel with S computed by both warpgroups, 2 with S split
-// over D halves and summed through shared memory, 3 split S fed from a row-address table with the
-// gather issued under the QK wgmma (sm_90a; dp 512, ht 64, p.vec_q and p.vec_kv).
+// wg: 0 the mma.sync kernel; 1 the wgmma kernel of wg_addr_kernel.cuh (sm_90a; dp 512, ht 64,
+// p.vec_q and p.vec_kv).
 cudaError_t launch_attn_bf16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream);
 cudaError_t launch_attn_f16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream);
 cudaError_t launch_combine_bf16(const AttnParams& p, cudaStream_t stream);

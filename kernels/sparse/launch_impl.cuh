@@ -1,7 +1,6 @@
 #pragma once
 // The (dp, ht) switch shared by the per-dtype translation units.
 #include "sparse/attn_kernel.cuh"
-#include "sparse/wg_kernel.cuh"
 #include "sparse/wg_addr_kernel.cuh"
 #include "sparse/dispatch.hpp"
 
@@ -16,18 +15,6 @@ cudaError_t launch_one(const AttnParams& p, cudaStream_t stream) {
     return e;
   const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
   k<<<blocks, kThreads, smem, stream>>>(p);
-  return cudaSuccess;
-}
-
-template <class T, bool kSplitS>
-cudaError_t launch_wg(const AttnParams& p, cudaStream_t stream) {
-  auto* k = &sparse_attn_wg_kernel<T, kSplitS>;
-  constexpr std::size_t smem = wg_smem<kSplitS>();
-  if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-      e != cudaSuccess)
-    return e;
-  const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
-  k<<<blocks, kWgThreads, smem, stream>>>(p);
   return cudaSuccess;
 }
 
@@ -46,8 +33,7 @@ template <class T>
 cudaError_t launch_attn_t(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream) {
   if (wg != 0) {
     if (dp != 512 || ht != 64 || !p.vec_q || !p.vec_kv) return cudaErrorInvalidValue;
-    if (wg == 3) return launch_wg_addr<T>(p, stream);
-    return wg == 2 ? launch_wg<T, true>(p, stream) : launch_wg<T, false>(p, stream);
+    return launch_wg_addr<T>(p, stream);
   }
   if (ht == 64) {
     switch (dp) {

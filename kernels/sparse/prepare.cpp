@@ -122,18 +122,13 @@ Status make_plan(std::string_view op, std::string_view id, const OpViews& v, con
   // The kernel receives fp32 scalars, as upstream's compile-time constants are (C.4 item 2).
   p.scale = static_cast<float>(v.scale);
   p.shift = static_cast<float>(v.shift);
-  // The wgmma kernels cover V4's shape (D in (256, 512], 64-head tiles, 16-byte rows); variant 1 keeps
-  // the mma.sync kernel selectable (fallback, and the reference path of the variant tests); 2 and 3
-  // pick one wgmma form where it applies (mma.sync elsewhere); 4 is split S fed from a row-address
-  // table with the gather issued under the QK wgmma (wg_addr_kernel.cuh). Auto: variant 4
-  // (bench/results/sparse_2026-11-29.md).
-  if (tuning.variant < 0 || tuning.variant > 4)
-    return unsupported(op, id, "variant", std::to_string(tuning.variant),
-                       "0 (auto), 1 (mma.sync), 2 (wgmma, redundant S), 3 (wgmma, split S), 4 (wgmma, split S, "
-                       "address table)");
-  constexpr int kAutoWg = 3;
+  // The wgmma kernel (wg_addr_kernel.cuh) covers V4's shape (D in (256, 512], 64-head tiles, 16-byte
+  // rows) and is the auto choice there (bench/results/sparse_2026-11-29.md); variant 1 keeps the
+  // mma.sync kernel selectable (fallback, and the reference path of the variant tests).
+  if (tuning.variant < 0 || tuning.variant > 2)
+    return unsupported(op, id, "variant", std::to_string(tuning.variant), "0 (auto), 1 (mma.sync), 2 (wgmma)");
   const bool wg_ok = dp == 512 && ht == 64 && p.vec_q && p.vec_kv;
-  plan.wg = !wg_ok || tuning.variant == 1 ? 0 : (tuning.variant == 0 ? kAutoWg : tuning.variant - 1);
+  plan.wg = wg_ok && tuning.variant != 1 ? 1 : 0;
   if (T * p.n_head_tiles > INT_MAX) return unsupported(op, id, "T", std::to_string(T), "T * ceil(H / head_tile) < 2^31");
   return Status::success();
 }

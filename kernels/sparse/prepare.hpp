@@ -29,7 +29,7 @@ struct OpViews {
 struct Plan {
   AttnParams p;
   int dp = 0, ht = 0;
-  int wg = 0;  // 0 mma.sync kernel, 1 wgmma (redundant S), 2 wgmma (split S), 3 (split S, address table)
+  int wg = 0;  // 0 mma.sync kernel, 1 the wgmma kernel (wg_addr_kernel.cuh)
 };
 
 // NotImplementedError naming the unsupported value (proposed catalog entry sparse-kernel-unsupported).

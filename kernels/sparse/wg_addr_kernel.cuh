@@ -1,8 +1,8 @@
 #pragma once
-// wgmma split-S kernel with a row-address table (SparseTuning::variant 4; sm_90a). Same function,
-// tiles, shared layouts, rounding points and accumulation order as sparse_attn_wg_kernel<T, true>
-// (wg_kernel.cuh, whose header describes the layout); three differences, all in how the KV gather is
-// fed:
+// wgmma split-S kernel with a row-address table (SparseTuning::variant 2, the default where it
+// applies; sm_90a). Tiles and shared layouts are described in wg_common.cuh. Compared with a plain
+// split-S wgmma loop (bench/results/sparse_2026-11-29.md, variants 2/3 of that day), three changes,
+// all in how the KV gather is fed:
 //  1. The 64 index threads decode each selected row once into its 64-bit global byte address with
 //     two flag bits (bit 0 live, bit 1 extend row; masked rows are 0) in shared memory, instead of a
 //     row code that each of the 64 copying threads of the row decoded again (64-bit multiply by a
@@ -17,7 +17,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "sparse/wg_kernel.cuh"
+#include "sparse/attn_kernel.cuh"
+#include "sparse/wg_common.cuh"
+#include "sparse/wgmma_ops.cuh"
 
 namespace kparity::kernels::sparse {
 

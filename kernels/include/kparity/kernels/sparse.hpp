@@ -22,11 +22,10 @@ using kparity::sparse::PagedPrefillArgs;
 struct SparseTuning {
   int head_tile = 0;  // heads per CTA: 16 (needs D > 64) or 64
   int kv_splits = 0;  // decode only: key-range splits per (token, head tile); 1 disables split-K
-  // 0: auto -- variant 4 when D is in (256, 512], the head tile is 64 and q and the KV sources
-  // allow 16-byte loads, else the mma.sync kernel; 1: always the mma.sync kernel; 2 / 3: the wgmma
-  // kernel with S computed by both warpgroups / split over D halves; 4: split S with row addresses
-  // decoded once per tile and the next gather issued under the QK wgmma (2-4 where they apply,
-  // mma.sync elsewhere).
+  // 0: auto -- the wgmma kernel (2) when D is in (256, 512], the head tile is 64 and q and the KV
+  // sources allow 16-byte loads, else the mma.sync kernel; 1: always the mma.sync kernel; 2: the
+  // wgmma kernel where it applies (split S, row addresses decoded once per tile, the next gather
+  // issued under the QK wgmma), mma.sync elsewhere.
   int variant = 0;
 };
 
