@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/gpu_bench.hpp"
@@ -29,6 +31,8 @@ struct Buf {
     const int code = t == DType::f32 ? 0 : t == DType::f16 ? 1 : t == DType::bf16 ? 2 : -1;
     if (code >= 0) bench::fill_uniform(p, n, code, lo, hi, seed);
   }
+  Buf(const Buf&) = delete;
+  Buf(Buf&& o) noexcept : p(o.p), bytes(o.bytes) { o.p = nullptr; }
   ~Buf() { cudaFree(p); }
   TensorView view(DType t, Shape s) const { return TensorView(p, t, s, Device::cuda(0)); }
 };
@@ -99,7 +103,9 @@ Row run(std::int64_t B, std::int64_t HV, double l2_bytes) {
   const int reps = 30;
   const double rep_us = bench::median_us_per_call(
       [&](int i, cudaStream_t s) { must(kernels::kda::replayssm_decode(replay_args(i % sets), s, opt)); }, sets, 3, reps);
-  const double pk_us = bench::median_us_per_call(
+  // KDA_BENCH_REPLAY_ONLY=1 skips the packed decode (ReplaySSM-only sweeps).
+  static const bool replay_only = std::getenv("KDA_BENCH_REPLAY_ONLY") != nullptr;
+  const double pk_us = replay_only ? std::nan("") : bench::median_us_per_call(
       [&](int i, cudaStream_t s) { must(kernels::kda::packed_decode(packed_args(i % sets), s, opt)); }, sets, 3, reps);
 
   // Bytes each call moves (counted, not measured): state read, valid ring read, ring/state writes.
@@ -114,11 +120,94 @@ Row run(std::int64_t B, std::int64_t HV, double l2_bytes) {
   return {B, HV, rep_us, pk_us, rep_b / 1e6, pk_b / 1e6};
 }
 
+// One call on two copies of the same inputs whose states differ only in alignment: one 16-byte
+// aligned (the ReplaySSM kernel's vector path, and the path a faster kernel restricted to aligned
+// views would take), one offset by one float (the element-by-element path). The results must agree
+// bit for bit (same lanes, same order, same roundings), so every byte of out, state and the three
+// rings is compared, on bench-sized calls with padding rows, natural and forced flushes and
+// permuted slots. Returns the number of differing bytes.
+std::size_t verify(std::int64_t B, std::int64_t HV) {
+  const std::int64_t H = HV, slots = B, qkv_w = 2 * H * K + HV * V;
+  const std::size_t n_state = slots * HV * V * K;
+  struct Side {
+    Buf state, d, k, g, out;
+    float* st;
+  };
+  const auto make = [&](std::int64_t shift) {
+    Side x{Buf(n_state + 4, DType::f32, 0, 0, 0), Buf(slots * HV * L * V, DType::bf16, -0.02f, 0.02f, 22),
+           Buf(slots * H * L * K, DType::bf16, -1.f, 1.f, 23), Buf(slots * HV * L * K, DType::f32, -0.1f, 0.f, 24),
+           Buf(B * HV * V, DType::bf16, 0, 0, 0), nullptr};
+    x.st = static_cast<float*>(x.state.p) + shift;
+    bench::fill_uniform(x.st, n_state, 0, -0.02f, 0.02f, 21);
+    return x;
+  };
+  Side fast = make(4), gen = make(1);  // aligned, offset by one float
+  Buf qkv(B * qkv_w, DType::bf16, -1.f, 1.f, 25), a(B * HV * K, DType::bf16, -1.f, 1.f, 26),
+      b(B * HV, DType::bf16, -1.f, 1.f, 27), A_log(HV, DType::f32, -0.5f, 0.5f, 28),
+      dt_bias(HV * K, DType::f32, -0.1f, 0.1f, 29), idx(B, DType::i32, 0, 0, 0), wp(B, DType::i32, 0, 0, 0),
+      ff(B, DType::i32, 0, 0, 0);
+  std::vector<std::int32_t> hidx(B), hwp(B), hff(B);
+  for (std::int64_t r = 0; r < B; ++r) {
+    hidx[r] = r % 11 == 5 ? -1 : static_cast<std::int32_t>(B - 1 - r);  // padding rows, permuted slots
+    hwp[r] = static_cast<std::int32_t>((r * 5 + 7) % L);
+    hff[r] = r % 7 == 3;
+  }
+  check(cudaMemcpy(idx.p, hidx.data(), B * 4, cudaMemcpyHostToDevice), "idx");
+  check(cudaMemcpy(wp.p, hwp.data(), B * 4, cudaMemcpyHostToDevice), "wp");
+  check(cudaMemcpy(ff.p, hff.data(), B * 4, cudaMemcpyHostToDevice), "ff");
+  for (Side* x : {&fast, &gen}) {
+    kda::ReplaySsmDecodeArgs r;
+    r.mixed_qkv = qkv.view(DType::bf16, {B, qkv_w});
+    r.a = a.view(DType::bf16, {B, HV, K});
+    r.b = b.view(DType::bf16, {B, HV});
+    r.A_log = A_log.view(DType::f32, {HV});
+    r.dt_bias = dt_bias.view(DType::f32, {HV, K});
+    r.scale = 1.0 / std::sqrt(double(K));
+    r.initial_state = TensorView(x->st, DType::f32, {slots, HV, V, K}, Device::cuda(0));
+    r.d_cache = x->d.view(DType::bf16, {slots, HV, L, V});
+    r.k_cache = x->k.view(DType::bf16, {slots, H, L, K});
+    r.g_cache = x->g.view(DType::f32, {slots, HV, L, K});
+    r.out = x->out.view(DType::bf16, {B, 1, HV, V});
+    r.ssm_state_indices = idx.view(DType::i32, {B});
+    r.write_pos = wp.view(DType::i32, {B});
+    r.force_flush = ff.view(DType::i32, {B});
+    r.use_qk_l2norm_in_kernel = true;
+    const Status st = kernels::kda::replayssm_decode(r, nullptr, kernels::LaunchOptions{});
+    if (!st.ok()) {
+      std::fprintf(stderr, "verify launch failed: %s\n", st.first_error()->message.c_str());
+      std::exit(1);
+    }
+  }
+  check(cudaDeviceSynchronize(), "verify");
+  const auto diff = [](const void* x, const void* y, std::size_t bytes) {
+    std::vector<unsigned char> hx(bytes), hy(bytes);
+    check(cudaMemcpy(hx.data(), x, bytes, cudaMemcpyDeviceToHost), "d2h");
+    check(cudaMemcpy(hy.data(), y, bytes, cudaMemcpyDeviceToHost), "d2h");
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < bytes; ++i) n += hx[i] != hy[i];
+    return n;
+  };
+  const std::size_t d_out = diff(fast.out.p, gen.out.p, fast.out.bytes),
+                    d_state = diff(fast.st, gen.st, n_state * 4), d_d = diff(fast.d.p, gen.d.p, fast.d.bytes),
+                    d_k = diff(fast.k.p, gen.k.p, fast.k.bytes), d_g = diff(fast.g.p, gen.g.p, fast.g.bytes);
+  std::printf("verify B=%lld HV=%lld aligned vs offset state: differing bytes out %zu state %zu d %zu k %zu g %zu\n",
+              (long long)B, (long long)HV, d_out, d_state, d_d, d_k, d_g);
+  return d_out + d_state + d_d + d_k + d_g;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "properties");
+  // KDA_BENCH_VERIFY=1: the aligned-vs-offset bit-identity check only (no timing).
+  if (std::getenv("KDA_BENCH_VERIFY") != nullptr) {
+    std::size_t bad = 0;
+    for (const auto& [B, HV] : {std::pair<std::int64_t, std::int64_t>{1, 32}, {8, 32}, {64, 32}, {256, 12}, {300, 32}})
+      bad += verify(B, HV);
+    std::printf("verify: %s\n", bad == 0 ? "bit-identical" : "MISMATCH");
+    return bad == 0 ? 0 : 1;
+  }
   const double copy = bench::copy_gbps(std::size_t(1) << 30, 10);
   std::string md;
   char line[512];
@@ -133,6 +222,12 @@ int main(int argc, char** argv) {
   const std::int64_t Bs[] = {1, 8, 64, 256};
   for (std::int64_t HV : {32, 12}) {
     for (int i = 0; i < 4; ++i) {
+      // KDA_BENCH_SHAPES="B:HV,..." restricts the run to those shapes (profiling one kernel).
+      if (const char* only = std::getenv("KDA_BENCH_SHAPES")) {
+        const std::string want = std::to_string(Bs[i]) + ":" + std::to_string(HV);
+        const std::string list = std::string(",") + only + ",";
+        if (list.find("," + want + ",") == std::string::npos) continue;
+      }
       const Row r = run(Bs[i], HV, prop.l2CacheSize);
       const auto gbps = [](double mb, double us) { return mb * 1e6 / (us * 1e-6) / 1e9; };
       const std::string up = HV == 32 ? std::to_string(kUpstreamUs[i]).substr(0, 5) : "-";

@@ -1,4 +1,6 @@
 // kda/packed_decode launcher: contract -> derive -> params -> dispatch -> launch (habit 7).
+#include <iterator>
+
 #include "kda/decode_common.hpp"
 #include "kda/launch_geometry.hpp"
 #include "src/launch_util.hpp"
@@ -16,11 +18,16 @@ Status prepare_packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, con
   Status status = kparity::kda::try_check_packed_decode(a, shape);
   if (!status.ok()) return status;
   if (o.validate.deep) {
-    kernels::detail::HostMirror idx;
-    if (auto e = kernels::detail::mirror_to_host(a.ssm_state_indices, idx, stream); e != cudaSuccess)
-      return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
+    // The deep pass reads the slot indices and scans the rows and slots the kernel reads for
+    // non-finite values (kda.md C.2 O6), so each of those tensors is read through a host copy.
     PackedDecodeArgs m = a;
-    m.ssm_state_indices = idx.view;
+    TensorView* reads[] = {&m.mixed_qkv, &m.a, &m.b, &m.A_log, &m.dt_bias, &m.initial_state, &m.ssm_state_indices};
+    kernels::detail::HostMirror mirrors[std::size(reads)];
+    for (std::size_t i = 0; i < std::size(reads); ++i) {
+      if (auto e = kernels::detail::mirror_to_host(*reads[i], mirrors[i], stream); e != cudaSuccess)
+        return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
+      *reads[i] = mirrors[i].view;
+    }
     Status deep = kernels::detail::deep_only(kparity::kda::validate_packed_decode(m, o.validate));
     if (!deep.ok()) return deep;
   }

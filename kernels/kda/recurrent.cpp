@@ -1,6 +1,7 @@
 // kda/recurrent launcher (varlen prefill): contract -> derive -> params -> dispatch -> launch.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "kda/launch_geometry.hpp"
 #include "kda/prepare.hpp"
@@ -18,12 +19,19 @@ Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const Laun
   shape.deep = false;
   Status status = kparity::kda::try_check_recurrent(a, shape);
   if (!status.ok()) return status;
-  if (o.validate.deep && a.cu_seqlens) {
-    kernels::detail::HostMirror cu;
-    if (auto e = kernels::detail::mirror_to_host(*a.cu_seqlens, cu, stream); e != cudaSuccess)
-      return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
+  if (o.validate.deep) {
+    // The deep pass reads cu_seqlens and scans every input for non-finite values (kda.md C.3), so
+    // each one is read through a host copy.
     RecurrentArgs m = a;
-    m.cu_seqlens = cu.view;
+    std::vector<TensorView*> reads = {&m.q, &m.k, &m.v, &m.beta};
+    for (auto* t : {&m.g, &m.a, &m.dt_bias, &m.A_log, &m.initial_state, &m.cu_seqlens})
+      if (*t) reads.push_back(&**t);
+    std::vector<kernels::detail::HostMirror> mirrors(reads.size());
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      if (auto e = kernels::detail::mirror_to_host(*reads[i], mirrors[i], stream); e != cudaSuccess)
+        return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
+      *reads[i] = mirrors[i].view;
+    }
     Status deep = kernels::detail::deep_only(kparity::kda::validate_recurrent(m, o.validate));
     if (!deep.ok()) return deep;
   }
@@ -61,7 +69,9 @@ Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const Laun
       if (Status s = fl(name, *t); !s.ok()) return s;
     put3(*a.a, p.a, p.a_dt, p.a_s0, p.a_s1, p.a_s2);
     p.dt_bias = a.dt_bias->data; p.dtb_dt = dt_code(a.dt_bias->dtype);
-    p.dtb_s0 = a.dt_bias->strides[0]; p.dtb_s1 = a.dt_bias->strides[1];
+    // dt_bias may be (HV, K) or flat (HV * K,) (C.1); a flat one has a single stride.
+    if (a.dt_bias->ndim() == 2) p.dtb_s0 = a.dt_bias->strides[0], p.dtb_s1 = a.dt_bias->strides[1];
+    else p.dtb_s0 = p.K * a.dt_bias->strides[0], p.dtb_s1 = a.dt_bias->strides[0];
     p.A_log = a.A_log->data; p.A_dt = dt_code(a.A_log->dtype); p.A_s0 = a.A_log->strides[0];
     p.has_lower_bound = a.lower_bound.has_value();
     p.lower_bound = a.lower_bound ? static_cast<float>(*a.lower_bound) : 0.f;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "kda/decode_common.hpp"
 #include "kda/launch_geometry.hpp"
@@ -34,15 +35,20 @@ std::int64_t replay_vtile(std::int64_t rows_x_heads, std::int64_t K, std::int64_
 }
 
 Status deep_check(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o) {
-  kernels::detail::HostMirror idx, wp, ff;
+  // The deep pass reads the indices and cursors and scans the rows, slots and valid ring entries
+  // the kernel reads for non-finite values (kda.md C.2/C.3), so each of those tensors is read
+  // through a host copy.
   ReplaySsmDecodeArgs m = a;
-  cudaError_t e = kernels::detail::mirror_to_host(a.ssm_state_indices, idx, stream);
-  if (e == cudaSuccess) e = kernels::detail::mirror_to_host(a.write_pos, wp, stream);
-  if (e == cudaSuccess && a.force_flush) e = kernels::detail::mirror_to_host(*a.force_flush, ff, stream);
-  if (e != cudaSuccess) return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
-  m.ssm_state_indices = idx.view;
-  m.write_pos = wp.view;
-  if (a.force_flush) m.force_flush = ff.view;
+  std::vector<TensorView*> reads = {&m.mixed_qkv, &m.a,       &m.b,       &m.A_log,   &m.dt_bias,
+                                    &m.initial_state, &m.d_cache, &m.k_cache, &m.g_cache, &m.ssm_state_indices,
+                                    &m.write_pos};
+  if (m.force_flush) reads.push_back(&*m.force_flush);
+  std::vector<kernels::detail::HostMirror> mirrors(reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    if (auto e = kernels::detail::mirror_to_host(*reads[i], mirrors[i], stream); e != cudaSuccess)
+      return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
+    *reads[i] = mirrors[i].view;
+  }
   return kernels::detail::deep_only(kparity::kda::validate_replayssm_decode(m, o.validate));
 }
 }  // namespace
