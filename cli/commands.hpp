@@ -33,7 +33,30 @@ struct RunOptions {
   std::optional<double> atol, rtol;  // override the documented tolerance for every tensor
 };
 
+// `kparity fuzz` (cli/fuzz_cmd.cpp; only when the fuzz harness is built). Exit status: 0 every
+// property held (or every corpus dump replayed), 1 one did not, 2 bad input, 3 internal error.
+struct FuzzOptions {
+  std::vector<std::string> ops;
+  std::string backend = "all";
+  std::optional<int> cases;
+  std::optional<double> seconds;  // --time
+  std::string seed;               // decimal or 0x hex; empty: the fixed default seed
+  std::string report;
+  std::string corpus = "fuzz/corpus";
+  std::string property;
+  std::string replay;
+  int max_size = 100;
+  bool no_shrink = false;
+  bool list = false;
+  bool self_test = false;
+};
+
+// The default campaign's wall-clock budget when neither --cases nor --time is given: the README's
+// main job, sized to finish in about two minutes on two cores.
+inline constexpr double kDefaultFuzzSeconds = 90.0;
+
 int explain(const ExplainOptions& o);
 int run(const RunOptions& o);
+int fuzz(const FuzzOptions& o);
 
 }  // namespace kparity::cli

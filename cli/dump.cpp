@@ -64,6 +64,7 @@ const std::vector<OpRunner>& runners() {
       {kda::kRecurrentOp,
        {"q", "k", "v", "g", "a", "dt_bias", "A_log", "beta", "initial_state", "final_state", "out", "cu_seqlens"},
        {"out", "final_state"},
+       {"out", "final_state"},
        &allocate_recurrent,
        [](const ArgBag& b, Precision p, const ValidateOptions& o) {
          reference::kda::recurrent(kda::recurrent_args(b), p, o);
@@ -71,6 +72,7 @@ const std::vector<OpRunner>& runners() {
       {kda::kPackedDecodeOp,
        {"mixed_qkv", "a", "b", "A_log", "dt_bias", "initial_state", "out", "ssm_state_indices"},
        {"out", "initial_state"},
+       {"out"},
        &allocate_decode,
        [](const ArgBag& b, Precision p, const ValidateOptions& o) {
          reference::kda::packed_decode(kda::packed_decode_args(b), p, o);
@@ -79,6 +81,7 @@ const std::vector<OpRunner>& runners() {
        {"mixed_qkv", "a", "b", "A_log", "dt_bias", "initial_state", "d_cache", "k_cache", "g_cache", "out",
         "ssm_state_indices", "write_pos", "force_flush"},
        {"out", "initial_state", "d_cache", "k_cache", "g_cache"},
+       {"out"},
        &allocate_decode,
        [](const ArgBag& b, Precision p, const ValidateOptions& o) {
          reference::kda::replayssm_decode(kda::replayssm_decode_args(b), p, o);
@@ -87,12 +90,14 @@ const std::vector<OpRunner>& runners() {
        {"q", "unified_kv", "kv_indices_prefix", "kv_indptr_prefix", "kv", "kv_indices_extend", "kv_indptr_extend",
         "attn_sink", "out", "lse"},
        {"out", "lse"},
+       {"out", "lse"},
        &allocate_sparse,
        [](const ArgBag& b, Precision p, const ValidateOptions& o) {
          reference::sparse::paged_prefill(sparse::paged_prefill_args(b), p, o);
        }},
       {sparse::kPagedDecodeOp,
        {"q", "unified_kv", "kv_indices", "kv_indptr", "attn_sink", "out", "lse"},
+       {"out", "lse"},
        {"out", "lse"},
        &allocate_sparse,
        [](const ArgBag& b, Precision p, const ValidateOptions& o) {
@@ -159,7 +164,7 @@ Dump load_dump(const std::string& path) {
   const std::string_view op = d.runner->op;
 
   for (const auto& [key, value] : d.file.metadata) {
-    if (key == "op" || key == "format") continue;
+    if (key == "op" || key == "format" || key.rfind("kparity.", 0) == 0) continue;
     add_metadata(d.bag, canonical_name(op, key), value);
   }
 

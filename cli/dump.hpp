@@ -5,7 +5,8 @@
 //   * __metadata__: "op" (kda/recurrent, kda/packed_decode, kda/replayssm_decode,
 //     sparse/paged_prefill, sparse/paged_decode); every scalar and flag by its upstream name, as a
 //     decimal string ("inf", "-inf", "nan" allowed) or "true"/"false"; "None" (or "none") means the
-//     argument is absent. "format" (written by some torch helpers) is ignored.
+//     argument is absent. "format" (written by some torch helpers) and keys starting with "kparity."
+//     (informational: the fuzzer writes its property, seed and case description there) are ignored.
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -29,6 +30,7 @@ struct OpRunner {
   std::string_view op;
   std::vector<std::string_view> arguments;  // every tensor argument, for the unknown-name warning
   std::vector<std::string_view> written;    // outputs and in-place-updated tensors, in file order
+  std::vector<std::string_view> pure_outputs;  // the subset of `written` whose old contents are never read
   // Adds outputs upstream allocates itself (and a dump therefore may lack), when shapes allow.
   void (*allocate)(ArgBag& bag, std::map<std::string, Tensor>& owned);
   void (*run)(const ArgBag& bag, reference::Precision p, const ValidateOptions& o);

@@ -1,4 +1,4 @@
-// kparity: explain catalog entries and replay op calls from safetensors dumps.
+// kparity: explain catalog entries, replay op calls from safetensors dumps, fuzz.
 #include <cstdio>
 #include <exception>
 
@@ -39,6 +39,30 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--atol", ro.atol, "Absolute tolerance for every expected.* comparison (needs --rtol)");
   run_cmd->add_option("--rtol", ro.rtol, "Relative tolerance for every expected.* comparison (needs --atol)");
 
+#ifdef KPARITY_HAVE_FUZZ
+  FuzzOptions fz;
+  auto* fuzz_cmd = app.add_subcommand(
+      "fuzz", "Property-based fuzzing: the default campaign over every op and backend, repros, corpus replay");
+  fuzz_cmd->add_option("--op", fz.ops, "Only properties about these ops (kda/packed_decode, ...) or families (kda, sparse)")
+      ->take_all();
+  fuzz_cmd->add_option("--backend", fz.backend, "reference (CPU properties), cuda (kernel differential) or all")
+      ->check(CLI::IsMember({"reference", "cuda", "all"}));
+  auto* cases = fuzz_cmd->add_option("--cases", fz.cases, "Passing cases per property")->check(CLI::PositiveNumber);
+  auto* time = fuzz_cmd->add_option("--time", fz.seconds, "Wall-clock budget in seconds, split across the properties")
+                   ->check(CLI::PositiveNumber);
+  cases->excludes(time);
+  fuzz_cmd->add_option("--seed", fz.seed, "Campaign seed, decimal or 0x hex (default: fixed)");
+  fuzz_cmd->add_option("--max-size", fz.max_size, "RapidCheck's final size parameter (default 100)")
+      ->check(CLI::PositiveNumber);
+  fuzz_cmd->add_flag("--no-shrink", fz.no_shrink, "Report the first failing case as drawn");
+  fuzz_cmd->add_option("--report", fz.report, "Write the JSON report here");
+  fuzz_cmd->add_option("--corpus", fz.corpus, "Save shrunk failing calls here (default fuzz/corpus)");
+  fuzz_cmd->add_option("--property", fz.property, "Run exactly this property (see --list)");
+  fuzz_cmd->add_flag("--list", fz.list, "List the properties (kind, backend, op, name) and exit");
+  fuzz_cmd->add_flag("--self-test", fz.self_test, "Plant known bugs in a copy of the reference; every one must be caught");
+  fuzz_cmd->add_option("--replay", fz.replay, "Replay the corpus dumps in this directory (or this one dump) as regression cases");
+#endif
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -48,6 +72,9 @@ int main(int argc, char** argv) {
   try {
     if (explain_cmd->parsed()) return explain(ex);
     if (run_cmd->parsed()) return run(ro);
+#ifdef KPARITY_HAVE_FUZZ
+    if (fuzz_cmd->parsed()) return fuzz(fz);
+#endif
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kparity: internal error: %s\n", e.what());
     return kExitInternal;

@@ -8,7 +8,7 @@ endmacro()
 
 kparity_require(nlohmann_json nlohmann-json3-dev)
 kparity_require(fmt libfmt-dev)
-if(KPARITY_IS_TOP_LEVEL OR KPARITY_BUILD_FUZZ)  # the kparity and kparity-fuzz executables
+if(KPARITY_IS_TOP_LEVEL OR KPARITY_BUILD_FUZZ)  # the kparity executable (explain, run, fuzz)
   kparity_require(CLI11 libcli11-dev)
 endif()
 if(KPARITY_BUILD_TESTS OR KPARITY_BUILD_FUZZ)

@@ -17,7 +17,7 @@ BUILD=${BUILD:-build-suite}
 PHASES=${*:-build test memcheck racecheck fuzz bench}
 OPS=${OPS:-kda sparse}
 ops_has() { [[ " $OPS " == *" $1 "* ]]; }
-targets=(kparity_kernels test_gpu_dispatch kparity_fuzz)
+targets=(kparity_kernels test_gpu_dispatch kparity_cli)
 ops_has kda && targets+=(test_gpu_kda kda_decode_bench kda_host_bench)
 ops_has sparse && targets+=(test_gpu_sparse bench_sparse)
 declare -A RESULT
@@ -66,8 +66,9 @@ for tool in memcheck racecheck; do
     "$BUILD/tests/test_gpu_sparse" --gtest_filter="$SPARSE_SAN_FILTER"
 done
 if has fuzz; then
-  filter=kernels/; [ "$OPS" = kda ] && filter=kernels/kda; [ "$OPS" = sparse ] && filter=kernels/sparse
-  phase fuzz 240 "$BUILD/fuzz/kparity-fuzz" --filter "$filter" --cases "${FUZZ_CASES:-60}" --seed "${FUZZ_SEED:-$(date +%s)}"
+  ops=(); for o in $OPS; do ops+=(--op "$o"); done
+  phase fuzz 240 "$BUILD/cli/kparity" fuzz --backend cuda "${ops[@]}" --cases "${FUZZ_CASES:-100}" \
+    --seed "${FUZZ_SEED:-$(date +%s)}" --report "$OUT/fuzz_report.json" --corpus "$OUT/corpus"
 fi
 if has bench; then
   ops_has kda && phase bench_decode 240 "$BUILD/bench/kda_decode_bench" "$OUT/kda_decode_bench.md"
@@ -87,7 +88,7 @@ for k in configure build gtest_kda ctest memcheck_kda memcheck_sparse racecheck_
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck_*.log "$OUT"/racecheck_*.log 2>/dev/null
-grep -h "properties passed" "$OUT"/fuzz.log 2>/dev/null
+grep -h "properties held" "$OUT"/fuzz.log 2>/dev/null
 grep -h "tests passed\|tests failed" "$OUT"/ctest.log 2>/dev/null
 grep -h "^\[  PASSED  \]\|^\[  FAILED  \]" "$OUT"/gtest_kda.log 2>/dev/null
 [ -f "$OUT/kda_decode_bench.md" ] && cat "$OUT/kda_decode_bench.md"

@@ -1,4 +1,12 @@
 # Tests of the executable and of the installed package (included by tests/CMakeLists.txt).
+# The fuzz CLI tests and the self-test run the real `kparity fuzz`.
+if(TARGET test_fuzz_corpus AND TARGET kparity_cli)
+  target_compile_definitions(test_fuzz_corpus PRIVATE KPARITY_CLI_PATH="$<TARGET_FILE:kparity_cli>")
+  add_dependencies(test_fuzz_corpus kparity_cli)
+  # Issue 7: CI runs the self-test itself (every planted bug caught, the controls clean).
+  add_test(NAME fuzz.self_test COMMAND kparity_cli fuzz --self-test)
+  set_tests_properties(fuzz.self_test PROPERTIES LABELS cpu TIMEOUT 300)
+endif()
 if(TARGET test_cli)
   # The CLI tests run the real binary, so they need its path and must build after it.
   target_compile_definitions(test_cli PRIVATE KPARITY_CLI_PATH="$<TARGET_FILE:kparity_cli>")

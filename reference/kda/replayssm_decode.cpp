@@ -2,6 +2,7 @@
 // helion/kda_replayssm.py. Rings and state are addressed through their strides only.
 #include "kda_detail.hpp"
 #include "kparity/reference/kda.hpp"
+#include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::reference::kda {
 namespace {
@@ -59,8 +60,12 @@ Head<R> load_head(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t b, s
     t.alpha[c] = std::exp(t.g[c]);
   }
   t.beta = sigmoid(static_cast<R>(ld(x.b, {b, hv})));
-  // A.4 item 3/6: a faithful-mode rounding point; the oracle has none (A.10).
-  if (x.beta_rounding == BetaRounding::through_b_dtype) t.beta = rt(t.beta, x.b.dtype);
+  // A.4 item 3/6: beta_rounding is a parameter of the op, so the rounding it selects is part of the
+  // function and the oracle applies it too (unlike A.10's incidental rounding points). Otherwise a
+  // kernel that ignores the parameter would sit closer to the oracle than the faithful model and no
+  // differential bound could flag it (issue 7's self-test bug "beta not rounded").
+  if (x.beta_rounding == BetaRounding::through_b_dtype)
+    t.beta = static_cast<R>(round_to_dtype(static_cast<double>(t.beta), x.b.dtype));
   return t;
 }
 
@@ -77,7 +82,10 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
       R run = 0;
       for (std::int64_t i = 0; i < m; ++i) P[i] = run = run + static_cast<R>(ld(x.g_cache, {s, hv, i, c}));
       const R Gtot = m > 0 ? P[m - 1] : R(0);
-      for (std::int64_t i = 0; i < m; ++i) W[i * d.K + c] = std::exp(Gtot - P[i]);
+      // Test-only fault (planted_fault.hpp): inclusive_suffix_decay subtracts P_{i-1} instead.
+      const bool inclusive = planted_fault() == PlantedFault::inclusive_suffix_decay;
+      for (std::int64_t i = 0; i < m; ++i)
+        W[i * d.K + c] = std::exp(Gtot - (inclusive ? (i > 0 ? P[i - 1] : R(0)) : P[i]));
       Dtot[c] = std::exp(Gtot);
     } else {  // oracle: the exclusive suffix summed directly in fp64
       R suffix = 0;
@@ -120,7 +128,9 @@ void run(const ReplaySsmDecodeArgs& x) {
     for (std::int64_t hv = 0; hv < d.HV; ++hv) {
       const Head<R> t = load_head<R>(x, d, b, hv);
       // Positions >= c are never read (B.2.3 item 3): garbage there cannot leak in.
-      const std::vector<R> Sp = reconstruct<R>(x, d, s, hv, c);
+      // Test-only fault (planted_fault.hpp): ring_read_past_cursor folds one entry too many.
+      const std::int64_t m = planted_fault() == PlantedFault::ring_read_past_cursor ? c + 1 : c;
+      const std::vector<R> Sp = reconstruct<R>(x, d, s, hv, m);
       std::vector<R> dl(d.V);
       for (std::int64_t j = 0; j < d.V; ++j) {  // B.2.5
         R sq = 0, sk = 0;

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kparity/core/dtype.hpp"
+#include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::reference::sparse::detail {
 namespace {
@@ -73,7 +74,11 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
         const double* row = keys.rows.data() + j * D;
         for (std::int64_t d = 0; d < D; ++d) num[d] += wv * static_cast<F>(row[d]);
       }
-      Z += two ? std::exp2(sig - M) : std::exp(sig - M);  // folded in once, at the end (C.4 item 5)
+      const F w_sink = two ? std::exp2(sig - M) : std::exp(sig - M);
+      Z += w_sink;  // folded in once, at the end (C.4 item 5)
+      // Test-only fault (planted_fault.hpp): the sink's weight leaks into the numerator.
+      if (planted_fault() == PlantedFault::sink_in_numerator)
+        for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
       if (Z > 0) {
         const F denom = std::max(Z, static_cast<F>(1e-30));
         for (std::int64_t d = 0; d < D; ++d) result[d] = static_cast<double>(num[d] / denom);

@@ -1,8 +1,11 @@
-// Every fuzz property as a GoogleTest case with a pinned seed and a CI-sized budget; the campaign
-// (kparity-fuzz) runs the same properties with larger budgets. KPARITY_FUZZ_SEED overrides the seed.
+// Every fuzz property as a GoogleTest case with a pinned seed and a CI-sized budget (the CI
+// fixed-seed tier); `kparity fuzz` runs the same properties with larger budgets. KPARITY_FUZZ_SEED
+// overrides the seed, KPARITY_FUZZ_CASES the cases per property.
 #include <cstdlib>
 #include <gtest/gtest.h>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "kparity/fuzz/property.hpp"
 
@@ -15,14 +18,20 @@ std::uint64_t seed_for(const std::string& name) {
   return h;
 }
 
+int cases() {
+  if (const char* s = std::getenv("KPARITY_FUZZ_CASES")) return std::max(1, std::atoi(s));
+  return 100;
+}
+
 class PropertyTest : public testing::Test {
  public:
   explicit PropertyTest(kparity::fuzz::Property p) : p_(std::move(p)) {}
   void TestBody() override {
     const std::uint64_t seed = seed_for(p_.name);
-    const auto r = kparity::fuzz::run_property(p_, seed, 25, 60, true);
+    const auto r = kparity::fuzz::run_property(p_, seed, cases(), 100, true);
     EXPECT_TRUE(r.passed) << p_.name << " failed with seed " << seed << " after " << r.cases << " cases\n"
-                          << r.message << "repro: kparity-fuzz --filter '" << p_.name << "' --property-seed " << seed;
+                          << r.message << "repro: kparity fuzz --property " << p_.name << " --seed "
+                          << fmt::format("0x{:x}", r.seed) << " --cases " << r.repro_cases;
   }
 
  private:

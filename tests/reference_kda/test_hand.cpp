@@ -203,8 +203,9 @@ TEST(KdaHand, BetaRoundingThroughBDtype) {
   EXPECT_NEAR(run(true, BetaRounding::fp32, Precision::faithful), 0.622459352016449, 1e-6);
   EXPECT_NEAR(run(true, BetaRounding::through_b_dtype, Precision::faithful), 0.62109375, 1e-6);
   EXPECT_NEAR(run(false, BetaRounding::through_b_dtype, Precision::faithful), 0.622459352016449, 1e-6);
-  // The rounding is a faithful-mode rounding point (A.10: the oracle has none).
-  EXPECT_NEAR(run(true, BetaRounding::through_b_dtype, Precision::oracle), 0.622459352016449, 1e-6);
+  // beta_rounding is an op parameter (A.4 item 6): the oracle applies the rounding it selects too.
+  EXPECT_NEAR(run(true, BetaRounding::through_b_dtype, Precision::oracle), 0.62109375, 1e-6);
+  EXPECT_NEAR(run(true, BetaRounding::fp32, Precision::oracle), 0.622459352016449, 1e-6);
 }
 
 TEST(KdaHand, PrecisionNames) {

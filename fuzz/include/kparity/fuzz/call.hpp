@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,11 +24,17 @@ struct Call {
   std::vector<std::string> written;
   std::vector<std::string> pure_outputs;  // subset of `written` whose old contents are never read
   std::string description;                // one line: the drawn shape and knobs, for logs and reports
+  // How the references (and the CUDA launchers, with the kernel entry) validate this call. Calls
+  // with NaN/Inf where upstream accepts them but kparity's data checks do not (a non-finite value
+  // in a selected row) run with `deep` off; the special-values differential properties do that.
+  ValidateOptions options = ValidateOptions::strict(Entry::reference);
 
   // Views into this call's tensors (invalidated when `tensors` is modified).
   ArgBag bag() const;
+  // Throw std::out_of_range naming the op and the missing tensor.
   Tensor& at(const std::string& name);
   const Tensor& at(const std::string& name) const;
+  bool is_pure_output(std::string_view name) const;
 };
 
 // Knobs a property passes to a generator.
@@ -37,9 +44,17 @@ struct GenConfig {
 };
 
 // Edge buckets hit by the current case: generators call note_bucket() while drawing; the campaign
-// collects them per property for the report (and RC_TAG is not needed).
+// collects them per property for the report (and RC_TAG is not needed). Thread-local.
 void note_bucket(std::string bucket);
 std::vector<std::string> take_buckets();  // the buckets noted since the last take, cleared
+
+// The input of the case being run, kept so that a failing property can be saved to the corpus:
+// RapidCheck re-runs the minimal counterexample last, so after a failed check the recorded call
+// is the shrunk one. A property records its call before it runs or asserts anything (the
+// differential properties do; metamorphic properties should, to get their failures saved).
+// Thread-local; take_recorded_call() clears the slot.
+void record_call(const Call& call);
+std::optional<Call> take_recorded_call();
 
 // Everything the fuzzer knows about one op: how to draw valid calls of it, which edge buckets exist,
 // and the absolute error floor of the shared differential rule (see differential.hpp).
@@ -53,7 +68,7 @@ struct OpFuzzSpec {
 
 std::vector<OpFuzzSpec> kda_specs();     // fuzz/src/kda_gen.cpp
 std::vector<OpFuzzSpec> sparse_specs();  // fuzz/src/sparse_gen.cpp
-const std::vector<OpFuzzSpec>& op_specs();
+const std::vector<OpFuzzSpec>& op_specs();        // kda_specs() then sparse_specs(), built once
 const OpFuzzSpec& spec_for(std::string_view op);  // throws std::invalid_argument for an unknown op
 
 }  // namespace kparity::fuzz

@@ -1,0 +1,97 @@
+// `kparity fuzz`: the campaign (the README's main job), one-property repros, the planted-bug
+// self-test and corpus replay.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include "commands.hpp"
+#include "kparity/fuzz/corpus.hpp"
+#include "kparity/fuzz/property.hpp"
+
+#include "kparity/fuzz/selftest.hpp"
+
+namespace kparity::cli {
+namespace {
+
+namespace fz = kparity::fuzz;
+
+std::uint64_t parse_seed(const std::string& s) {
+  std::size_t used = 0;
+  const std::uint64_t v = std::stoull(s, &used, 0);  // base 0: decimal, or 0x hex as printed by repros
+  if (used != s.size()) throw std::invalid_argument("trailing characters");
+  return v;
+}
+
+int list(const FuzzOptions& o) {
+  fz::CampaignOptions c;
+  c.ops = o.ops;
+  c.backend = o.backend;
+  std::string why;
+  std::vector<fz::Property> all = fz::all_properties();
+  for (const auto& p : fz::select_properties(all, c)) {
+    const std::string op = fz::op_of(p);
+    std::printf("%-13s %-10s %-22s %s\n", p.kind.c_str(), fz::backend_of(p).c_str(), op.empty() ? "-" : op.c_str(),
+                p.name.c_str());
+  }
+  if (fz::cuda_backends(why).empty()) std::printf("cuda: skipped, %s\n", why.c_str());
+  return kExitOk;
+}
+
+int replay(const FuzzOptions& o) {
+  std::string why;
+  const auto backends = fz::cuda_backends(why);
+  if (backends.empty()) std::printf("cuda: skipped, %s (replay checks the references only)\n", why.c_str());
+  std::fflush(stdout);
+  return fz::replay_corpus(o.replay, backends, std::cout) == 0 ? kExitOk : kExitMismatch;
+}
+
+int self_test(const FuzzOptions& o, std::uint64_t seed) {
+  fz::SelfTestOptions st;
+  st.seed = seed;
+  if (o.cases) st.max_cases = *o.cases;
+  return fz::run_self_test(std::cout, st) == 0 ? kExitOk : kExitMismatch;
+}
+
+}  // namespace
+
+int fuzz(const FuzzOptions& o) {
+  std::uint64_t seed = fz::kDefaultSeed;
+  if (!o.seed.empty()) {
+    try {
+      seed = parse_seed(o.seed);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "error: --seed %s is not a decimal or 0x hex 64-bit number\n", o.seed.c_str());
+      return kExitBadInput;
+    }
+  }
+  try {
+    if (o.list) return list(o);
+    if (!o.replay.empty()) return replay(o);
+    if (o.self_test) return self_test(o, seed);
+
+    fz::CampaignOptions c;
+    c.seed = seed;
+    c.ops = o.ops;
+    c.backend = o.backend;
+    c.property = o.property;
+    c.cases = o.cases;
+    c.seconds = o.seconds;
+    if (!c.cases && !c.seconds) c.seconds = kDefaultFuzzSeconds;
+    c.max_size = o.max_size;
+    c.shrink = !o.no_shrink;
+    c.progress = isatty(STDOUT_FILENO) != 0;
+    c.corpus_dir = o.corpus;
+    c.report_path = o.report;
+    const fz::CampaignResult r = fz::run_campaign(c, std::cout);
+    return r.passed() ? kExitOk : kExitMismatch;
+  } catch (const std::invalid_argument& e) {  // --op / --property that match nothing
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitBadInput;
+  }
+}
+
+}  // namespace kparity::cli

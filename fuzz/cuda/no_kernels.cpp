@@ -1,0 +1,11 @@
+// Built instead of cuda_backend.cpp when the kernels are not (KPARITY_CUDA=OFF or no nvcc).
+#include "kparity/fuzz/backend.hpp"
+
+namespace kparity::fuzz {
+
+std::vector<Backend> cuda_backends(std::string& why) {
+  why = "kernels not built (configure with -DKPARITY_CUDA=ON)";
+  return {};
+}
+
+}  // namespace kparity::fuzz
