@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
       "fuzz", "Property-based fuzzing: the default campaign over every op and backend, repros, corpus replay");
   fuzz_cmd->add_option("--op", fz.ops, "Only properties about these ops (kda/packed_decode, ...) or families (kda, sparse)")
       ->take_all();
-  fuzz_cmd->add_option("--backend", fz.backend, "reference (CPU properties), cuda (kernel differential) or all")
-      ->check(CLI::IsMember({"reference", "cuda", "all"}));
+  fuzz_cmd->add_option("--backend", fz.backend, "reference (CPU properties), cuda (kernel properties), launcher (kernel launchers on host memory, no device) or all")
+      ->check(CLI::IsMember({"reference", "cuda", "launcher", "all"}));
   auto* cases = fuzz_cmd->add_option("--cases", fz.cases, "Passing cases per property")->check(CLI::PositiveNumber);
   auto* time = fuzz_cmd->add_option("--time", fz.seconds, "Wall-clock budget in seconds, split across the properties")
                    ->check(CLI::PositiveNumber);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "device_mirror.hpp"
+#include "launch_op.hpp"
 #include "kparity/fuzz/backend.hpp"
 #include "kparity/kernels/kda.hpp"
 #include "kparity/kernels/sparse.hpp"
@@ -62,24 +63,16 @@ kernels::LaunchOptions launch_options(const Call& c) {
 }
 
 Status launch(const Call& c, const ArgBag& dev, std::unique_ptr<GuardedScratch>& workspace) {
-  const auto o = launch_options(c);
-  const std::string& op = c.op;
-  if (op == kda::kReplaySsmDecodeOp) return kernels::kda::replayssm_decode(kda::replayssm_decode_args(dev), nullptr, o);
-  if (op == kda::kPackedDecodeOp) return kernels::kda::packed_decode(kda::packed_decode_args(dev), nullptr, o);
-  if (op == kda::kRecurrentOp) return kernels::kda::recurrent(kda::recurrent_args(dev), nullptr, o);
-  if (op == sparse::kPagedPrefillOp)
-    return kernels::sparse::paged_prefill(sparse::paged_prefill_args(dev), nullptr, o);
-  if (op == sparse::kPagedDecodeOp) {
-    const auto args = sparse::paged_decode_args(dev);
+  kernels::sparse::DecodeWorkspace ws;
+  if (c.op == sparse::kPagedDecodeOp) {
     // With a workspace the launcher takes its split-K path, the one production decode uses.
-    kernels::sparse::DecodeWorkspace ws;
-    if (const std::size_t bytes = kernels::sparse::paged_decode_workspace_bytes(args); bytes > 0) {
+    if (const std::size_t bytes = kernels::sparse::paged_decode_workspace_bytes(sparse::paged_decode_args(dev));
+        bytes > 0) {
       workspace = std::make_unique<GuardedScratch>(bytes);
       ws = {workspace->data(), workspace->bytes()};
     }
-    return kernels::sparse::paged_decode(args, nullptr, o, ws);
   }
-  throw std::invalid_argument("the cuda backend has no kernel for op '" + op + "'");
+  return launch_op(c.op, dev, launch_options(c), ws);
 }
 
 // A context-corrupting fault shows up on the next CUDA call; probing here pins it on this case

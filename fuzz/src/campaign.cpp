@@ -279,6 +279,7 @@ std::vector<Property> all_properties() {
   std::vector<Property> all = cpu_properties();
   std::string why;
   for (auto& p : differential_properties(cuda_backends(why), op_specs())) all.push_back(std::move(p));
+  for (auto& p : launcher_properties()) all.push_back(std::move(p));
   return all;
 }
 
@@ -403,6 +404,8 @@ CampaignResult run_campaign(const CampaignOptions& o, std::ostream& log) {
   }
   std::vector<Property> all = o.backend == "cuda" ? std::vector<Property>{} : cpu_properties();
   for (auto& p : differential_properties(cuda, op_specs())) all.push_back(std::move(p));
+  for (auto& p : launcher_properties())
+    if (o.backend == "all" || o.backend == p.backend) all.push_back(std::move(p));
   // Only the CUDA backend was asked for and it is unavailable: nothing runs, and the summary's
   // skip line says why (like the GPU tests, a visible skip rather than a failure).
   std::vector<Property> props = all.empty() ? all : select_properties(all, o);

@@ -51,6 +51,9 @@ std::vector<Property> differential_properties(const std::vector<Backend>& backen
 
 // The reference-side properties (metamorphic, hostile, registered extras): the "reference" backend.
 std::vector<Property> cpu_properties();
+// The kernel launchers' answer to rejected calls (fuzz/cuda/rejected_launch.cpp): backend "cuda"
+// with a device, "launcher" (host memory labelled cuda:0) without one; empty when kernels are not built.
+std::vector<Property> launcher_properties();
 // cpu_properties() plus the differential properties of every available CUDA backend.
 std::vector<Property> all_properties();
 void register_properties(std::vector<Property> extra);
