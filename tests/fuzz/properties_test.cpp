@@ -8,15 +8,11 @@
 #include <fmt/format.h>
 
 #include "kparity/fuzz/property.hpp"
+#include "support/fuzz_seed.hpp"
 
 namespace {
 
-std::uint64_t seed_for(const std::string& name) {
-  std::uint64_t h = 0x6b7061726974ull;
-  if (const char* s = std::getenv("KPARITY_FUZZ_SEED")) h = std::strtoull(s, nullptr, 0);
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+std::uint64_t seed_for(const std::string& name) { return kparity::testing_support::pinned_seed(name, 0x6b7061726974ull); }
 
 int cases() {
   if (const char* s = std::getenv("KPARITY_FUZZ_CASES")) return std::max(1, std::atoi(s));

@@ -13,16 +13,12 @@
 #include "kparity/fuzz/kda_gen.hpp"
 #include "kparity/fuzz/kda_props.hpp"
 #include "kparity/fuzz/property.hpp"
+#include "support/fuzz_seed.hpp"
 
 namespace kparity::fuzz {
 namespace {
 
-std::uint64_t seed_for(const std::string& name) {
-  std::uint64_t h = 0x6b64615f67656e31ull;
-  if (const char* s = std::getenv("KPARITY_FUZZ_SEED")) h = std::strtoull(s, nullptr, 0);
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+std::uint64_t seed_for(const std::string& name) { return kparity::testing_support::pinned_seed(name, 0x6b64615f67656e31ull); }
 
 PropertyOutcome check(const std::string& name, int cases, std::function<void()> body) {
   const Property p{name, "test", std::move(body)};

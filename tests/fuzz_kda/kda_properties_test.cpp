@@ -6,16 +6,12 @@
 #include <string>
 
 #include "kparity/fuzz/property.hpp"
+#include "support/fuzz_seed.hpp"
 
 namespace kparity::fuzz {
 namespace {
 
-std::uint64_t seed_for(const std::string& name) {
-  std::uint64_t h = 0x6b64615f70726f70ull;
-  if (const char* s = std::getenv("KPARITY_FUZZ_SEED")) h = std::strtoull(s, nullptr, 0);
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+std::uint64_t seed_for(const std::string& name) { return kparity::testing_support::pinned_seed(name, 0x6b64615f70726f70ull); }
 
 class KdaProperty : public testing::Test {
  public:
