@@ -317,4 +317,11 @@ ReplaySsmDecodeArgs replayssm_decode_args(const ArgBag& bag) {
   return a;
 }
 
+ReplaySsmDecodeArgs replayssm_flattened(const ReplaySsmDecodeArgs& a) {
+  ReplaySsmDecodeArgs f = a;
+  f.a = flat_view(a.a, a.mixed_qkv.size(0));
+  f.dt_bias = flat_view(a.dt_bias);
+  return f;
+}
+
 }  // namespace kparity::kda

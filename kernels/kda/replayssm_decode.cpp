@@ -63,7 +63,9 @@ Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t strea
     Status deep = deep_check(a, stream, o);
     if (!deep.ok()) return deep;
   }
-  const detail::DecodeViews v{&a.mixed_qkv, &a.a, &a.b, &a.A_log, &a.dt_bias, &a.initial_state,
+  // a and dt_bias as upstream reads them (C.1 #3: a.view(batch, -1), dt_bias.view(-1)).
+  const ReplaySsmDecodeArgs flat = kparity::kda::replayssm_flattened(a);
+  const detail::DecodeViews v{&a.mixed_qkv, &flat.a, &a.b, &a.A_log, &flat.dt_bias, &a.initial_state,
                               &a.out, &a.ssm_state_indices, a.scale, a.use_qk_l2norm_in_kernel, a.lower_bound};
   const auto dims = detail::derive_decode_dims(v);
   if (!dims || a.d_cache.ndim() != 4 || a.k_cache.ndim() != 4 || a.g_cache.ndim() != 4)

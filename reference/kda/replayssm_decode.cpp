@@ -161,8 +161,11 @@ void run(const ReplaySsmDecodeArgs& x) {
 
 void replayssm_decode(const ReplaySsmDecodeArgs& args, Precision p, const ValidateOptions& options) {
   kparity::kda::check_replayssm_decode(args, options);
-  if (p == Precision::oracle) run<double>(args);
-  else run<float>(args);
+  // a and dt_bias as upstream reads them (a.view(batch, -1)): a contiguous `a` of another 3-D shape
+  // with the same element count is the same call (found by the hostile-mutation property).
+  const ReplaySsmDecodeArgs flat = kparity::kda::replayssm_flattened(args);
+  if (p == Precision::oracle) run<double>(flat);
+  else run<float>(flat);
 }
 
 // B.2.8 items 2-3. Padding rows keep their cursor: the op never looked at it.

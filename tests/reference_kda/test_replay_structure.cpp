@@ -1,6 +1,7 @@
 // ReplaySSM single-call properties: per-row flush decisions (spec D.1), ring garbage at positions
 // >= cursor (AP-K8), strided state and rings against compact ones (AP-K11), oracle vs faithful.
 #include "kda_test_util.hpp"
+#include "kparity/core/format.hpp"
 
 namespace kdatest {
 namespace {
@@ -154,6 +155,39 @@ TEST(KdaReplayStructure, OracleVsFaithful) {
         EXPECT_TRUE(close(f.gc, o.gc, 8 * std::ldexp(1.0, -23), 8 * std::ldexp(1.0, -24)));
         EXPECT_GT(max_abs(o.out), 0.0);
       }
+}
+
+}  // namespace
+}  // namespace kdatest
+
+namespace kdatest {
+namespace {
+
+// Upstream reads a as a.view(batch, -1) and dt_bias as dt_bias.view(-1) (C.1 #3): every contiguous
+// shape with the right element count is the same call. A regression test: the reference indexed a
+// (B*HV/2, 2, K)-shaped `a` as [B, HV, K] and read out of bounds (found by the hostile-mutation
+// property of kparity fuzz).
+TEST(KdaReplayStructure, AnyContiguousViewOfAIsTheSameCall) {
+  const Shape5 s;
+  const std::vector<Shape> a_shapes = {{s.B, s.HV * s.K}, {s.B, s.HV, s.K}, {s.B * s.HV, 1, s.K}, {1, s.B * s.HV, s.K}};
+  const std::vector<Shape> dt_shapes = {{s.HV * s.K}, {s.HV, s.K}, {s.K, s.HV}, {1, s.HV * s.K}};
+  std::optional<Tensor> first_out, first_state;
+  for (std::size_t i = 0; i < a_shapes.size(); ++i) {
+    Replay r("aview", false);
+    r.wp = index_tensor({0, 2, 3});  // one flush row, two append rows with ring entries
+    auto args = r.args(Precision::faithful);
+    args.a = TensorView(r.in.a.view().data, r.in.a.dtype(), a_shapes[i]);
+    args.dt_bias = TensorView(r.dt_bias.view().data, r.dt_bias.dtype(), dt_shapes[i]);
+    ref::replayssm_decode(args, Precision::faithful);
+    SCOPED_TRACE("a " + kparity::py_tuple(a_shapes[i]) + ", dt_bias " + kparity::py_tuple(dt_shapes[i]));
+    ASSERT_TRUE(all_finite(r.out));
+    if (!first_out) {
+      first_out = r.out, first_state = r.state;
+      continue;
+    }
+    EXPECT_TRUE(same_values(r.out, *first_out));
+    EXPECT_TRUE(same_values(r.state, *first_state));
+  }
 }
 
 }  // namespace

@@ -42,4 +42,9 @@ ReplayDims replayssm_dims(const ReplaySsmDecodeArgs& a);
 // Arguments by upstream name; throws std::invalid_argument naming a missing required one.
 ReplaySsmDecodeArgs replayssm_decode_args(const ArgBag& bag);
 
+// The call as the op reads it: `a` as upstream's a.view(batch, -1) and `dt_bias` as dt_bias.view(-1)
+// (C.1 #3), so any contiguous `a` with batch * HV * K elements means the same thing to the reference
+// and the kernels. Only for a call the contract accepted.
+ReplaySsmDecodeArgs replayssm_flattened(const ReplaySsmDecodeArgs& a);
+
 }  // namespace kparity::kda
