@@ -1,5 +1,5 @@
 // kda/packed_decode launcher: contract -> derive -> params -> dispatch -> launch (habit 7).
-#include <iterator>
+#include <vector>
 
 #include "kda/decode_common.hpp"
 #include "kda/launch_geometry.hpp"
@@ -22,12 +22,8 @@ Status prepare_packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, con
     // non-finite values (kda.md C.2 O6), so each of those tensors is read through a host copy.
     PackedDecodeArgs m = a;
     TensorView* reads[] = {&m.mixed_qkv, &m.a, &m.b, &m.A_log, &m.dt_bias, &m.initial_state, &m.ssm_state_indices};
-    kernels::detail::HostMirror mirrors[std::size(reads)];
-    for (std::size_t i = 0; i < std::size(reads); ++i) {
-      if (auto e = kernels::detail::mirror_to_host(*reads[i], mirrors[i], stream); e != cudaSuccess)
-        return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
-      *reads[i] = mirrors[i].view;
-    }
+    std::vector<kernels::detail::HostMirror> mirrors;
+    if (Status s = kernels::detail::mirror_all_to_host(kOp, reads, mirrors, stream); !s.ok()) return s;
     Status deep = kernels::detail::deep_only(kparity::kda::validate_packed_decode(m, o.validate));
     if (!deep.ok()) return deep;
   }

@@ -26,12 +26,8 @@ Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const Laun
     std::vector<TensorView*> reads = {&m.q, &m.k, &m.v, &m.beta};
     for (auto* t : {&m.g, &m.a, &m.dt_bias, &m.A_log, &m.initial_state, &m.cu_seqlens})
       if (*t) reads.push_back(&**t);
-    std::vector<kernels::detail::HostMirror> mirrors(reads.size());
-    for (std::size_t i = 0; i < reads.size(); ++i) {
-      if (auto e = kernels::detail::mirror_to_host(*reads[i], mirrors[i], stream); e != cudaSuccess)
-        return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
-      *reads[i] = mirrors[i].view;
-    }
+    std::vector<kernels::detail::HostMirror> mirrors;
+    if (Status s = kernels::detail::mirror_all_to_host(kOp, reads, mirrors, stream); !s.ok()) return s;
     Status deep = kernels::detail::deep_only(kparity::kda::validate_recurrent(m, o.validate));
     if (!deep.ok()) return deep;
   }

@@ -43,12 +43,8 @@ Status deep_check(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const Launc
                                     &m.initial_state, &m.d_cache, &m.k_cache, &m.g_cache, &m.ssm_state_indices,
                                     &m.write_pos};
   if (m.force_flush) reads.push_back(&*m.force_flush);
-  std::vector<kernels::detail::HostMirror> mirrors(reads.size());
-  for (std::size_t i = 0; i < reads.size(); ++i) {
-    if (auto e = kernels::detail::mirror_to_host(*reads[i], mirrors[i], stream); e != cudaSuccess)
-      return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
-    *reads[i] = mirrors[i].view;
-  }
+  std::vector<kernels::detail::HostMirror> mirrors;
+  if (Status s = kernels::detail::mirror_all_to_host(kOp, reads, mirrors, stream); !s.ok()) return s;
   return kernels::detail::deep_only(kparity::kda::validate_replayssm_decode(m, o.validate));
 }
 }  // namespace

@@ -1,6 +1,7 @@
 // sparse/paged_decode launcher: as prefill with one source and no shift, plus split-K over the key
 // list when T * ceil(H / head_tile) leaves SMs idle and the caller gave a workspace.
 #include <algorithm>
+#include <vector>
 
 #include "kparity/kernels/sparse.hpp"
 #include "sparse/prepare.hpp"
@@ -58,13 +59,9 @@ Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchO
     return detail::unsupported(kOp, kUnsupportedId, "lse", "None", "an lse buffer when return_lse");
   if (o.validate.deep) {
     PagedDecodeArgs m = a;
-    kernels::detail::HostMirror mir[5];
-    TensorView* views[5] = {&m.q, &m.unified_kv, &m.kv_indices, &m.kv_indptr, &m.attn_sink};
-    for (int i = 0; i < 5; ++i) {
-      if (auto e = kernels::detail::mirror_to_host(*views[i], mir[i], stream); e != cudaSuccess)
-        return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
-      *views[i] = mir[i].view;
-    }
+    TensorView* views[] = {&m.q, &m.unified_kv, &m.kv_indices, &m.kv_indptr, &m.attn_sink};
+    std::vector<kernels::detail::HostMirror> mirrors;
+    if (Status s = kernels::detail::mirror_all_to_host(kOp, views, mirrors, stream); !s.ok()) return s;
     Status deep = kernels::detail::deep_only(kparity::sparse::validate_paged_decode(m, o.validate));
     if (!deep.ok()) return deep;
   }

@@ -1,5 +1,7 @@
 // sparse/paged_prefill launcher: contract -> optional deep pass on host mirrors -> support checks
 // -> POD params -> dtype/tile dispatch -> launch on the caller's stream (style habit 7).
+#include <vector>
+
 #include "kparity/kernels/sparse.hpp"
 #include "sparse/prepare.hpp"
 #include "src/launch_util.hpp"
@@ -21,14 +23,10 @@ Status paged_prefill(const PagedPrefillArgs& a, cudaStream_t stream, const Launc
     // The deep checks read indices, pointers, the sink, q and the selected rows: mirror them all.
     // Synchronous and proportional to the tensors: a test-harness option, not a hot path.
     PagedPrefillArgs m = a;
-    kernels::detail::HostMirror mir[8];
-    TensorView* views[8] = {&m.q, &m.unified_kv, &m.kv, &m.kv_indices_prefix, &m.kv_indptr_prefix,
-                            &m.kv_indices_extend, &m.kv_indptr_extend, &m.attn_sink};
-    for (int i = 0; i < 8; ++i) {
-      if (auto e = kernels::detail::mirror_to_host(*views[i], mir[i], stream); e != cudaSuccess)
-        return kernels::detail::cuda_failure(kOp, "deep-check copy", e);
-      *views[i] = mir[i].view;
-    }
+    TensorView* views[] = {&m.q, &m.unified_kv, &m.kv, &m.kv_indices_prefix, &m.kv_indptr_prefix,
+                           &m.kv_indices_extend, &m.kv_indptr_extend, &m.attn_sink};
+    std::vector<kernels::detail::HostMirror> mirrors;
+    if (Status s = kernels::detail::mirror_all_to_host(kOp, views, mirrors, stream); !s.ok()) return s;
     Status deep = kernels::detail::deep_only(kparity::sparse::validate_paged_prefill(m, o.validate));
     if (!deep.ok()) return deep;
   }

@@ -55,6 +55,17 @@ cudaError_t mirror_to_host(const TensorView& t, HostMirror& m, cudaStream_t stre
   return cudaSuccess;
 }
 
+Status mirror_all_to_host(std::string_view op, std::span<TensorView* const> views, std::vector<HostMirror>& mirrors,
+                          cudaStream_t stream) {
+  mirrors.resize(views.size());
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    if (auto e = mirror_to_host(*views[i], mirrors[i], stream); e != cudaSuccess)
+      return cuda_failure(op, "deep-check copy", e);
+    *views[i] = mirrors[i].view;
+  }
+  return Status::success();
+}
+
 Status deep_only(std::vector<Diagnostic> diags) {
   Status s;
   for (auto& d : diags) {

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,11 @@ struct HostMirror {
   TensorView view;
 };
 [[nodiscard]] cudaError_t mirror_to_host(const TensorView& t, HostMirror& m, cudaStream_t stream);
+// Points every view at a host copy of its bytes (a deep pass reads them on the host); the copies
+// live in `mirrors` while the views are read. A failed copy is reported as the op's deep-check copy
+// failure.
+[[nodiscard]] Status mirror_all_to_host(std::string_view op, std::span<TensorView* const> views,
+                                        std::vector<HostMirror>& mirrors, cudaStream_t stream);
 
 // Keeps only the data-dependent diagnostics of a deep pass over host mirrors (the shape pass over
 // the real views already ran; the mirrors' host device label must not re-trigger device checks).
