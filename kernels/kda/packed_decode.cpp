@@ -13,20 +13,18 @@ constexpr std::string_view kUnsupportedId = "293bfc9534eaed15";  // proposed kda
 
 Status prepare_packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o,
                              PackedPlan& plan) {
-  ValidateOptions shape = o.validate;
-  shape.deep = false;
-  Status status = kparity::kda::try_check_packed_decode(a, shape);
+  // The shape pass; its warnings go back with the result.
+  Status status = kparity::kda::try_check_packed_decode(a, kernels::detail::shape_only(o.validate));
   if (!status.ok()) return status;
-  if (o.validate.deep) {
-    // The deep pass reads the slot indices and scans the rows and slots the kernel reads for
-    // non-finite values (kda.md C.2 O6), so each of those tensors is read through a host copy.
-    PackedDecodeArgs m = a;
-    TensorView* reads[] = {&m.mixed_qkv, &m.a, &m.b, &m.A_log, &m.dt_bias, &m.initial_state, &m.ssm_state_indices};
-    std::vector<kernels::detail::HostMirror> mirrors;
-    if (Status s = kernels::detail::mirror_all_to_host(kOp, reads, mirrors, stream); !s.ok()) return s;
-    Status deep = kernels::detail::deep_only(kparity::kda::validate_packed_decode(m, o.validate));
-    if (!deep.ok()) return deep;
-  }
+  // The deep pass reads the slot indices and scans the rows and slots the kernel reads for
+  // non-finite values (kda.md C.2 O6).
+  const auto reads = [](PackedDecodeArgs& m) {
+    return std::vector<TensorView*>{&m.mixed_qkv, &m.a, &m.b, &m.A_log, &m.dt_bias, &m.initial_state, &m.ssm_state_indices};
+  };
+  if (o.validate.deep)
+    if (Status s = kernels::detail::deep_pass(kOp, a, o.validate, stream, &kparity::kda::validate_packed_decode, reads);
+        !s.ok())
+      return s;
   const detail::DecodeViews v{&a.mixed_qkv, &a.a, &a.b, &a.A_log, &a.dt_bias, &a.initial_state,
                               &a.out, &a.ssm_state_indices, a.scale, a.use_qk_l2norm_in_kernel, a.lower_bound};
   const auto dims = detail::derive_decode_dims(v);

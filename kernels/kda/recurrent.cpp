@@ -15,22 +15,20 @@ using kernels::detail::not_implemented;
 }  // namespace
 
 Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const LaunchOptions& o, RecurrentPlan& plan) {
-  ValidateOptions shape = o.validate;
-  shape.deep = false;
-  Status status = kparity::kda::try_check_recurrent(a, shape);
+  // The shape pass; its warnings go back with the result.
+  Status status = kparity::kda::try_check_recurrent(a, kernels::detail::shape_only(o.validate));
   if (!status.ok()) return status;
-  if (o.validate.deep) {
-    // The deep pass reads cu_seqlens and scans every input for non-finite values (kda.md C.3), so
-    // each one is read through a host copy.
-    RecurrentArgs m = a;
-    std::vector<TensorView*> reads = {&m.q, &m.k, &m.v, &m.beta};
+  // The deep pass reads cu_seqlens and scans every input for non-finite values (kda.md C.3).
+  const auto reads = [](RecurrentArgs& m) {
+    std::vector<TensorView*> r = {&m.q, &m.k, &m.v, &m.beta};
     for (auto* t : {&m.g, &m.a, &m.dt_bias, &m.A_log, &m.initial_state, &m.cu_seqlens})
-      if (*t) reads.push_back(&**t);
-    std::vector<kernels::detail::HostMirror> mirrors;
-    if (Status s = kernels::detail::mirror_all_to_host(kOp, reads, mirrors, stream); !s.ok()) return s;
-    Status deep = kernels::detail::deep_only(kparity::kda::validate_recurrent(m, o.validate));
-    if (!deep.ok()) return deep;
-  }
+      if (*t) r.push_back(&**t);
+    return r;
+  };
+  if (o.validate.deep)
+    if (Status s = kernels::detail::deep_pass(kOp, a, o.validate, stream, &kparity::kda::validate_recurrent, reads);
+        !s.ok())
+      return s;
   if (a.q.ndim() != 3 || a.v.ndim() != 3 || a.out.ndim() != 3)
     return not_implemented(kOp, kUnsupportedId, "shapes", "inconsistent", "kda.md A shapes");
   RecurrentParams& p = plan.params;

@@ -34,31 +34,27 @@ std::int64_t replay_vtile(std::int64_t rows_x_heads, std::int64_t K, std::int64_
   return vt;
 }
 
-Status deep_check(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o) {
-  // The deep pass reads the indices and cursors and scans the rows, slots and valid ring entries
-  // the kernel reads for non-finite values (kda.md C.2/C.3), so each of those tensors is read
-  // through a host copy.
-  ReplaySsmDecodeArgs m = a;
-  std::vector<TensorView*> reads = {&m.mixed_qkv, &m.a,       &m.b,       &m.A_log,   &m.dt_bias,
-                                    &m.initial_state, &m.d_cache, &m.k_cache, &m.g_cache, &m.ssm_state_indices,
-                                    &m.write_pos};
-  if (m.force_flush) reads.push_back(&*m.force_flush);
-  std::vector<kernels::detail::HostMirror> mirrors;
-  if (Status s = kernels::detail::mirror_all_to_host(kOp, reads, mirrors, stream); !s.ok()) return s;
-  return kernels::detail::deep_only(kparity::kda::validate_replayssm_decode(m, o.validate));
+// The deep pass reads the indices and cursors and scans the rows, slots and valid ring entries the
+// kernel reads for non-finite values (kda.md C.2/C.3).
+std::vector<TensorView*> deep_reads(ReplaySsmDecodeArgs& m) {
+  std::vector<TensorView*> r = {&m.mixed_qkv, &m.a,       &m.b,       &m.A_log,   &m.dt_bias,
+                                &m.initial_state, &m.d_cache, &m.k_cache, &m.g_cache, &m.ssm_state_indices,
+                                &m.write_pos};
+  if (m.force_flush) r.push_back(&*m.force_flush);
+  return r;
 }
 }  // namespace
 
 Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o,
                                 ReplayPlan& plan) {
-  ValidateOptions shape = o.validate;
-  shape.deep = false;
-  Status status = kparity::kda::try_check_replayssm_decode(a, shape);
+  // The shape pass; its warnings go back with the result.
+  Status status = kparity::kda::try_check_replayssm_decode(a, kernels::detail::shape_only(o.validate));
   if (!status.ok()) return status;
-  if (o.validate.deep) {
-    Status deep = deep_check(a, stream, o);
-    if (!deep.ok()) return deep;
-  }
+  if (o.validate.deep)
+    if (Status s = kernels::detail::deep_pass(kOp, a, o.validate, stream, &kparity::kda::validate_replayssm_decode,
+                                              &deep_reads);
+        !s.ok())
+      return s;
   // a and dt_bias as upstream reads them (C.1 #3: a.view(batch, -1), dt_bias.view(-1)).
   const ReplaySsmDecodeArgs flat = kparity::kda::replayssm_flattened(a);
   const detail::DecodeViews v{&a.mixed_qkv, &flat.a, &a.b, &a.A_log, &flat.dt_bias, &a.initial_state,

@@ -51,20 +51,18 @@ std::size_t paged_decode_workspace_bytes(const PagedDecodeArgs& a, const SparseT
 
 Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o, DecodeWorkspace ws,
                     const SparseTuning& tu) {
-  ValidateOptions shape = o.validate;
-  shape.deep = false;
-  Status status = kparity::sparse::try_check_paged_decode(a, shape);
+  // The shape pass; its warnings go back with the result.
+  Status status = kparity::sparse::try_check_paged_decode(a, kernels::detail::shape_only(o.validate));
   if (!status.ok()) return status;
   if (a.return_lse && !a.lse)
     return detail::unsupported(kOp, kUnsupportedId, "lse", "None", "an lse buffer when return_lse");
-  if (o.validate.deep) {
-    PagedDecodeArgs m = a;
-    TensorView* views[] = {&m.q, &m.unified_kv, &m.kv_indices, &m.kv_indptr, &m.attn_sink};
-    std::vector<kernels::detail::HostMirror> mirrors;
-    if (Status s = kernels::detail::mirror_all_to_host(kOp, views, mirrors, stream); !s.ok()) return s;
-    Status deep = kernels::detail::deep_only(kparity::sparse::validate_paged_decode(m, o.validate));
-    if (!deep.ok()) return deep;
-  }
+  const auto reads = [](PagedDecodeArgs& m) {
+    return std::vector<TensorView*>{&m.q, &m.unified_kv, &m.kv_indices, &m.kv_indptr, &m.attn_sink};
+  };
+  if (o.validate.deep)
+    if (Status s = kernels::detail::deep_pass(kOp, a, o.validate, stream, &kparity::sparse::validate_paged_decode, reads);
+        !s.ok())
+      return s;
   detail::Plan plan;
   if (Status s = detail::make_plan(kOp, kUnsupportedId, views_of(a), tu, plan); !s.ok()) return s;
   plan.p.splits = choose_splits(plan.p.T, plan.p.H, plan.ht, tu);

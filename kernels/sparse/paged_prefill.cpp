@@ -13,23 +13,21 @@ constexpr std::string_view kUnsupportedId = "b753e6b38f9b398f";  // proposed spa
 }  // namespace
 
 Status paged_prefill(const PagedPrefillArgs& a, cudaStream_t stream, const LaunchOptions& o, const SparseTuning& tu) {
-  ValidateOptions shape = o.validate;
-  shape.deep = false;
-  Status status = kparity::sparse::try_check_paged_prefill(a, shape);  // W1 (5d9da259c68eb6c4) first
+  // The shape pass, W1 (5d9da259c68eb6c4) first; its warnings go back with the result.
+  Status status = kparity::sparse::try_check_paged_prefill(a, kernels::detail::shape_only(o.validate));
   if (!status.ok()) return status;
   if (a.return_lse && !a.lse)
     return detail::unsupported(kOp, kUnsupportedId, "lse", "None", "an lse buffer when return_lse");
-  if (o.validate.deep) {
-    // The deep checks read indices, pointers, the sink, q and the selected rows: mirror them all.
-    // Synchronous and proportional to the tensors: a test-harness option, not a hot path.
-    PagedPrefillArgs m = a;
-    TensorView* views[] = {&m.q, &m.unified_kv, &m.kv, &m.kv_indices_prefix, &m.kv_indptr_prefix,
-                           &m.kv_indices_extend, &m.kv_indptr_extend, &m.attn_sink};
-    std::vector<kernels::detail::HostMirror> mirrors;
-    if (Status s = kernels::detail::mirror_all_to_host(kOp, views, mirrors, stream); !s.ok()) return s;
-    Status deep = kernels::detail::deep_only(kparity::sparse::validate_paged_prefill(m, o.validate));
-    if (!deep.ok()) return deep;
-  }
+  // The deep checks read indices, pointers, the sink, q and the selected rows. Synchronous and
+  // proportional to the tensors: a test-harness option, not a hot path.
+  const auto reads = [](PagedPrefillArgs& m) {
+    return std::vector<TensorView*>{&m.q, &m.unified_kv, &m.kv, &m.kv_indices_prefix, &m.kv_indptr_prefix,
+                                    &m.kv_indices_extend, &m.kv_indptr_extend, &m.attn_sink};
+  };
+  if (o.validate.deep)
+    if (Status s = kernels::detail::deep_pass(kOp, a, o.validate, stream, &kparity::sparse::validate_paged_prefill, reads);
+        !s.ok())
+      return s;
   detail::OpViews v;
   v.q = &a.q;
   v.src[0] = &a.unified_kv, v.src[1] = &a.kv;

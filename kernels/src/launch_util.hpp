@@ -38,6 +38,13 @@ struct HostMirror {
 [[nodiscard]] Status mirror_all_to_host(std::string_view op, std::span<TensorView* const> views,
                                         std::vector<HostMirror>& mirrors, cudaStream_t stream);
 
+// The shape pass of a launcher's contract: the caller's options without the deep (data) checks,
+// which read tensor contents and so run on host copies (deep_pass).
+inline ValidateOptions shape_only(ValidateOptions o) {
+  o.deep = false;
+  return o;
+}
+
 // Keeps only the data-dependent diagnostics of a deep pass over host mirrors (the shape pass over
 // the real views already ran; the mirrors' host device label must not re-trigger device checks).
 Status deep_only(std::vector<Diagnostic> diags);
@@ -47,5 +54,17 @@ Status finish_launch(std::string_view op, cudaStream_t stream, const LaunchOptio
 
 bool supported_head_dim(std::int64_t d);  // powers of two in [16, 256]
 bool float_dtype(DType t);               // f32, f16, bf16
+
+// The deep pass of a launcher's contract: `validate` over a copy of the arguments whose tensors named
+// by `reads` (a function of that copy, returning the TensorView pointers) are host copies; only the
+// data-dependent findings are kept (the shape pass already ran on the caller's views).
+template <class Args, class Validate, class Reads>
+Status deep_pass(std::string_view op, const Args& a, const ValidateOptions& o, cudaStream_t stream, Validate validate,
+                 Reads reads) {
+  Args m = a;
+  std::vector<HostMirror> mirrors;
+  if (Status s = mirror_all_to_host(op, reads(m), mirrors, stream); !s.ok()) return s;
+  return deep_only(validate(m, o));
+}
 
 }  // namespace kparity::kernels::detail
