@@ -51,6 +51,60 @@ __device__ __forceinline__ std::int64_t ld_index(const void* p, int dt, std::int
 // Elements of T per 16-byte vector.
 template <class T> inline constexpr int kVec = 16 / sizeof(T);
 
+template <class T>
+__device__ __forceinline__ uint4 load_raw16(const T* p, bool vec) {
+  if (vec) return __ldcs(reinterpret_cast<const uint4*>(p));
+  uint4 raw;
+  T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < kVec<T>; ++i) e[i] = p[i];
+  return raw;
+}
+template <class T>
+__device__ __forceinline__ float raw_elem(const uint4& raw, int e) {
+  return to_f<T>(reinterpret_cast<const T*>(&raw)[e]);
+}
+__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
+
+// Run-time-typed loads that leave the bits unconverted until the value is used. With ld_any the
+// conversion is compiled right behind each load (a branch per dtype), so the thread stalls there
+// and N token loads cost N memory round trips in a row (seen in the SASS of the streaming kernel:
+// LDG, conversion, LDG, conversion ...). One predicated load per value instead, converted by
+// raw_f() where it is first needed, so all of a preamble's loads share one round trip.
+__device__ __forceinline__ std::uint32_t ld_raw(const void* p, int dt, std::int64_t i) {
+  const int wide = dt != kF16 && dt != kBF16;
+  const char* a = static_cast<const char*>(p) + i * (wide ? 4 : 2);
+  std::uint32_t r;
+  asm volatile(
+      "{\n\t.reg .pred w;\n\tsetp.ne.s32 w, %2, 0;\n\t"
+      "@w ld.global.u32 %0, [%1];\n\t@!w ld.global.u16 %0, [%1];\n\t}"
+      : "=r"(r)
+      : "l"(a), "r"(wide));
+  return r;
+}
+__device__ __forceinline__ float raw_f(std::uint32_t raw, int dt) {
+  if (dt == kF16) return __half2float(__ushort_as_half(static_cast<unsigned short>(raw)));
+  if (dt == kBF16) return __uint_as_float(raw << 16);
+  return __uint_as_float(raw);
+}
+// Slot index (int32 or int64) and int32 control values, sign-extended by the load itself.
+__device__ __forceinline__ std::int64_t ld_index_raw(const void* p, int dt, std::int64_t i) {
+  const int wide = dt == kI64;
+  const char* a = static_cast<const char*>(p) + i * (wide ? 8 : 4);
+  std::int64_t r;
+  asm volatile(
+      "{\n\t.reg .pred w;\n\tsetp.ne.s32 w, %2, 0;\n\t"
+      "@w ld.global.s64 %0, [%1];\n\t@!w ld.global.s32 %0, [%1];\n\t}"
+      : "=l"(r)
+      : "l"(a), "r"(wide));
+  return r;
+}
+__device__ __forceinline__ std::int64_t ld_s32(const std::int32_t* p) {
+  std::int64_t r;
+  asm volatile("ld.global.s32 %0, [%1];" : "=l"(r) : "l"(p));
+  return r;
+}
+
 // Loads kVec<T> consecutive elements as fp32. `vec` selects the 16-byte path (the caller proved
 // alignment); the scalar path serves strided states whose rows are not 16-byte aligned. The
 // state is streamed once per call, so it is read with the evict-first hint.
@@ -78,6 +132,22 @@ __device__ __forceinline__ void store_row_chunk(T* p, bool vec, const float (&v)
 #pragma unroll
     for (int i = 0; i < kVec<T>; ++i) p[i] = from_f<T>(v[i]);
   }
+}
+
+// 16-byte global -> shared copies that hold no register (cp.async, sm_80+).
+__device__ __forceinline__ void cp_async16(void* smem_dst, const void* src) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+// `rows` rows of 2^c_log 16-byte chunks (at most kThreads), `row_bytes` apart in global memory, to a
+// dense [rows][chunks] shared table; the block's threads stride over the rows.
+template <int kThreads>
+__device__ __forceinline__ void cp_async_rows(void* dst, const void* src, std::int64_t row_bytes, int rows, int c_log) {
+  const int col = threadIdx.x & ((1 << c_log) - 1), step = kThreads >> c_log;
+  const char* s = static_cast<const char*>(src) + col * 16;
+  char* d = static_cast<char*>(dst) + col * 16;
+  for (int i = threadIdx.x >> c_log; i < rows; i += step) cp_async16(d + (i << c_log) * 16, s + i * row_bytes);
 }
 
 // Sum over groups of `width` consecutive lanes (a power of two); every lane gets its group's sum.

@@ -33,22 +33,41 @@ packed_decode_kernel(const PackedParams p) {
   const std::int64_t vt = bid % in.n_vtiles, bh = bid / in.n_vtiles;
   const std::int64_t hv = bh % in.HV, b = bh / in.HV, h = hv / in.G, v0 = vt * VT;
   O* out = static_cast<O*>(in.out) + b * in.out_s0 + hv * in.out_s2;
-  const std::int64_t s = ld_index(in.idx, in.idx_dt, b * in.idx_s0);
+  const std::int64_t s = ld_index_raw(in.idx, in.idx_dt, b * in.idx_s0);
+  // Token inputs as raw bits, all in flight together; converted once the state is requested.
+  constexpr int kCh = (K + kT - 1) / kT;
+  const char* qkv = static_cast<const char*>(in.qkv);
+  const std::int64_t qrow = b * in.qkv_s0;
+  std::uint32_t q_raw[kCh], k_raw[kCh], a_raw[kCh], dtb_raw[kCh];
+#pragma unroll
+  for (int u = 0; u < kCh; ++u) {
+    const int k = tid + u * kT;
+    q_raw[u] = k_raw[u] = a_raw[u] = dtb_raw[u] = 0;
+    if (k >= K) continue;
+    q_raw[u] = ld_raw(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
+    k_raw[u] = ld_raw(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
+    a_raw[u] = ld_raw(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk);
+    dtb_raw[u] = ld_raw(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
+  }
+  const std::uint32_t A_raw = ld_raw(in.A_log, in.A_dt, hv * in.A_s0);
+  const std::uint32_t b_raw = ld_raw(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1);
   if (s < 0) {  // B.1 item 1
     for (std::int64_t j = tid; j < VT; j += kT) out[(v0 + j) * in.out_s3] = from_f<O>(0.f);
     return;
   }
-  const char* qkv = static_cast<const char*>(in.qkv);
-  const std::int64_t qrow = b * in.qkv_s0;
+  S* st = static_cast<S*>(in.state) + s * in.st_s0 + hv * in.st_s1;
+  constexpr int kRowsPerPass = kWarps * Lay::kRowsPerWarp * kU;
   float ssq = 0.f, ssk = 0.f;
-  for (int k = tid; k < K; k += kT) {
-    const float q = ld_any(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
-    const float kk = ld_any(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
-    const float x = ld_any(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk) +
-                    ld_any(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
+#pragma unroll
+  for (int u = 0; u < kCh; ++u) {
+    const int k = tid + u * kT;
+    if (k >= K) continue;
+    const float q = raw_f(q_raw[u], in.qkv_dt);
+    const float kk = raw_f(k_raw[u], in.qkv_dt);
+    const float x = raw_f(a_raw[u], in.a_dt) + raw_f(dtb_raw[u], in.dtb_dt);
     s_q[k] = q;
     s_kh[k] = kk;
-    s_al[k] = expf(gate(x, ld_any(in.A_log, in.A_dt, hv * in.A_s0), in.has_lower_bound, in.lower_bound));
+    s_al[k] = expf(gate(x, raw_f(A_raw, in.A_dt), in.has_lower_bound, in.lower_bound));
     ssq += q * q;
     ssk += kk * kk;
   }
@@ -63,7 +82,7 @@ packed_decode_kernel(const PackedParams p) {
   }
   for (int k = tid; k < K; k += kT) s_q[k] = s_q[k] * in.scale;  // A.6
   __syncthreads();
-  const float beta = sigmoid(ld_any(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1));  // B.1 item 3: fp32
+  const float beta = sigmoid(raw_f(b_raw, in.b_dt));  // B.1 item 3: fp32
 
   const int warp = tid / 32, lane = tid % 32;
   const int rig = lane / Lay::kLanes, lir = lane % Lay::kLanes;
@@ -77,11 +96,9 @@ packed_decode_kernel(const PackedParams p) {
       fk[ch * Lay::kV + e] = s_kh[k];
       fa[ch * Lay::kV + e] = s_al[k];
     }
-  S* st = static_cast<S*>(in.state) + s * in.st_s0 + hv * in.st_s1;
   const bool vec = (reinterpret_cast<std::uintptr_t>(st + v0 * in.st_s2) % 16 == 0) &&
                    ((in.st_s2 * sizeof(S)) % 16 == 0);
   const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
-  constexpr int kRowsPerPass = kWarps * Lay::kRowsPerWarp * kU;
 
   for (std::int64_t rb = 0; rb < VT; rb += kRowsPerPass) {
     float acc[kU][Lay::kEpl];
@@ -102,9 +119,12 @@ packed_decode_kernel(const PackedParams p) {
         for (int e = 0; e < Lay::kEpl; ++e) acc[u][e] = 0.f;
       }
     }
+    std::uint32_t v_raw[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) v_raw[u] = j[u] < VT ? ld_raw(qkv, in.qkv_dt, v_base + j[u] * in.qkv_s1) : 0u;
     float vj[kU];
 #pragma unroll
-    for (int u = 0; u < kU; ++u) vj[u] = j[u] < VT ? ld_any(qkv, in.qkv_dt, v_base + j[u] * in.qkv_s1) : 0.f;
+    for (int u = 0; u < kU; ++u) vj[u] = raw_f(v_raw[u], in.qkv_dt);
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       float pk = 0.f;

@@ -3,9 +3,11 @@
 // passes of replay_rows_per_pass(K) rows, one row group per thread per pass, two passes in flight.
 //
 // Work decomposition (per (row, value head), everything below the state is tiny):
-//   1. every independent load is issued up front: token inputs, then the first two passes of
-//      state rows (16-byte loads into registers) and the valid ring entries (16-byte loads into
-//      shared memory), so the preamble costs two memory round trips and overlaps the state stream;
+//   1. every independent load is issued up front: the slot index, cursor and token inputs as raw
+//      bits (ld_raw: a run-time-dtype load converted at its use would cost a round trip each), then
+//      the first two passes of state rows (16-byte loads into registers) and the valid ring entries
+//      (cp.async into shared memory), so the preamble costs two memory round trips and overlaps
+//      the state stream;
 //   2. per key channel (one thread each): the inclusive gate prefix P_i, Dtot = exp(Gtot) and the
 //      reconstruction operand kw_i = rt(k_i * exp(Gtot - P_i), out dtype) (B.2.4), computed once
 //      per CTA, not per V row;
@@ -26,7 +28,7 @@
 
 namespace kparity::kernels::kda {
 
-static_assert(kReplayThreads % 32 == 0, "replay geometry");
+static_assert(kReplayThreads % 32 == 0 && kReplayThreads >= 64, "replay geometry: a 64-chunk ring row per copy step");
 
 namespace dev {
 
@@ -43,21 +45,6 @@ struct ReplayLayout {
   static_assert(kNVec >= 1 && kNVec * kV == kEpl, "K must be a power of two >= 16");
   __device__ static int channel(int r, int m) { return (m * kLanes + r) * kV; }
 };
-
-template <class T>
-__device__ __forceinline__ uint4 load_raw16(const T* p, bool vec) {
-  if (vec) return __ldcs(reinterpret_cast<const uint4*>(p));
-  uint4 raw;
-  T* e = reinterpret_cast<T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < kVec<T>; ++i) e[i] = p[i];
-  return raw;
-}
-template <class T>
-__device__ __forceinline__ float raw_elem(const uint4& raw, int e) {
-  return to_f<T>(reinterpret_cast<const T*>(&raw)[e]);
-}
-__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
 
 }  // namespace dev
 
@@ -98,26 +85,31 @@ replayssm_decode_kernel(const ReplayParams p) {
   // --- round 1: everything that depends on the row only. write_pos and force_flush are read
   // before the padding test (they are [B] tensors, so the read is in bounds); their values are
   // used only for non-padding rows, as B.2.3 requires.
-  const std::int64_t s = ld_index(in.idx, in.idx_dt, b * in.idx_s0);
-  const std::int64_t c = p.write_pos[b * p.wp_s0];
-  const bool forced = p.force_flush != nullptr && p.force_flush[b * p.ff_s0] != 0;
+  const std::int64_t s = ld_index_raw(in.idx, in.idx_dt, b * in.idx_s0);
+  const std::int64_t c = ld_s32(p.write_pos + b * p.wp_s0);
+  const std::int64_t ff = p.force_flush != nullptr ? ld_s32(p.force_flush + b * p.ff_s0) : 0;
   const char* qkv = static_cast<const char*>(in.qkv);
   const std::int64_t qrow = b * in.qkv_s0;
-  float rq_[kCh], rk_[kCh], rx_[kCh];
+  // Token inputs as raw bits: converted after the state and ring loads are issued (ld_raw).
+  std::uint32_t q_raw[kCh], k_raw[kCh], a_raw[kCh], dtb_raw[kCh], v_raw[2];
 #pragma unroll
   for (int u = 0; u < kCh; ++u) {
     const int k = tid + u * kT;
-    rq_[u] = rk_[u] = rx_[u] = 0.f;
+    q_raw[u] = k_raw[u] = a_raw[u] = dtb_raw[u] = 0;
     if (k >= K) continue;
-    rq_[u] = ld_any(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
-    rk_[u] = ld_any(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
-    rx_[u] = ld_any(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk) +
-             ld_any(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
+    q_raw[u] = ld_raw(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
+    k_raw[u] = ld_raw(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
+    a_raw[u] = ld_raw(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk);
+    dtb_raw[u] = ld_raw(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
   }
-  const float A_log = ld_any(in.A_log, in.A_dt, hv * in.A_s0);
-  const float b_raw = ld_any(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1);
+  const std::uint32_t A_raw = ld_raw(in.A_log, in.A_dt, hv * in.A_s0);
+  const std::uint32_t braw_raw = ld_raw(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1);
   const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
-  for (int j = tid; j < VT; j += kT) s_v[j] = ld_any(qkv, in.qkv_dt, v_base + j * in.qkv_s1);  // published by the barriers below
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {  // VT <= 256 = 2 * kT
+    const int j = tid + u * kT;
+    v_raw[u] = j < VT ? ld_raw(qkv, in.qkv_dt, v_base + j * in.qkv_s1) : 0u;
+  }
   constexpr int kRowsPass = kW * kRPG;
   const int npass = (VT + kRowsPass - 1) / kRowsPass;
   const int jlane = warp * kRPG + grp;  // row of this lane's group within a pass
@@ -126,7 +118,7 @@ replayssm_decode_kernel(const ReplayParams p) {
     for (int j = tid; j < VT; j += kT) out[(v0 + j) * in.out_s3] = from_f<O>(0.f);
     return;
   }
-  const bool flush = c == L - 1 || forced;
+  const bool flush = c == L - 1 || ff != 0;
   // Positions >= c are never read (B.2.3 item 3); an out-of-contract cursor is clamped to the
   // ring instead of reading neighbouring memory as upstream would (B.2.8 item 4).
   const int cr = static_cast<int>(c < 0 ? 0 : (c > L ? L : c));
@@ -136,15 +128,26 @@ replayssm_decode_kernel(const ReplayParams p) {
   S* st = static_cast<S*>(in.state) + s * in.st_s0 + hv * in.st_s1 + std::int64_t(v0) * in.st_s2;
   const bool vec = aligned16(st) && ((in.st_s2 * std::int64_t(sizeof(S))) % 16 == 0);
   // Two passes of state rows in flight per thread; the row phase consumes one while the next loads.
+  // One address and one branch per pass: the vectors of a lane sit kLanes vectors apart in its row.
+  const S* row0 = st + std::int64_t(jlane) * in.st_s2 + Lay::channel(r, 0);
+  const std::int64_t pass_step = std::int64_t(kRowsPass) * in.st_s2;
   const auto load_pass = [&](uint4 (&buf)[kNVec], int pass) {
-    const int j = pass * kRowsPass + jlane;
+    const S* row = row0 + pass * pass_step;
+    if (pass * kRowsPass + jlane >= VT) {
 #pragma unroll
-    for (int m = 0; m < kNVec; ++m)
-      buf[m] = j < VT ? load_raw16<S>(st + j * in.st_s2 + Lay::channel(r, m), vec) : make_uint4(0, 0, 0, 0);
+      for (int m = 0; m < kNVec; ++m) buf[m] = make_uint4(0, 0, 0, 0);
+    } else if (vec) {
+#pragma unroll
+      for (int m = 0; m < kNVec; ++m) buf[m] = __ldcs(reinterpret_cast<const uint4*>(row) + m * kLanes);
+    } else {
+#pragma unroll
+      for (int m = 0; m < kNVec; ++m) buf[m] = load_raw16<S>(row + m * kLanes * kV, false);
+    }
   };
   uint4 buf0[kNVec], buf1[kNVec];
   load_pass(buf0, 0);
   if (npass > 1 && !flush) load_pass(buf1, 1);  // a flush CTA streams one pass at a time (registers)
+
 
   const float* gring = p.g_cache + s * p.g_s0 + hv * p.g_s1;
   const R* kring = static_cast<const R*>(p.k_cache) + s * p.k_s0 + h * p.k_s1;
@@ -154,46 +157,11 @@ replayssm_decode_kernel(const ReplayParams p) {
   const bool d_fast = p.d_s3 == 1 && aligned16(dring) && (p.d_s2 * std::int64_t(sizeof(R))) % 16 == 0;
   constexpr int kLogGc = __builtin_ctz(K / 4), kLogKc = __builtin_ctz(K / kVR);
   const int log_vt = __ffs(VT) - 1, log_dc = log_vt - (__ffs(kVR) - 1);
-  {  // the fast rings in one index space [g | k | d], kB 16-byte loads per thread in flight
-     // before the first store, so all three rings cost one round trip (two for long rings)
-    constexpr int kB = 4;
-    const int ng = g_fast ? cr * (K / 4) : 0, nk = k_fast ? cr * (K / kVR) : 0, nd = d_fast ? (cr * VT) / kVR : 0;
-    const int ngk = ng + nk, n_all = ngk + nd;
-    const char* gsrc = reinterpret_cast<const char*>(gring);
-    const char* ksrc = reinterpret_cast<const char*>(kring);
-    const char* dsrc = reinterpret_cast<const char*>(dring);
-    const std::int64_t g_row = p.g_s2 * 4, k_row = p.k_s2 * std::int64_t(sizeof(R)), d_row = p.d_s2 * std::int64_t(sizeof(R));
-    uint4* dst_g = reinterpret_cast<uint4*>(s_gk);
-    uint4* dst_k = reinterpret_cast<uint4*>(s_k);
-    uint4* dst_d = reinterpret_cast<uint4*>(s_d);
-    for (int base = tid; base < n_all; base += kB * kT) {
-      uint4 v[kB];
-#pragma unroll
-      for (int u = 0; u < kB; ++u) {
-        const int e = base + u * kT;
-        if (e >= n_all) continue;
-        const char* src;
-        if (e < ng) {
-          src = gsrc + (e >> kLogGc) * g_row + (e & ((1 << kLogGc) - 1)) * 16;
-        } else if (e < ngk) {
-          const int le = e - ng;
-          src = ksrc + (le >> kLogKc) * k_row + (le & ((1 << kLogKc) - 1)) * 16;
-        } else {
-          const int le = e - ngk;
-          src = dsrc + (le >> log_dc) * d_row + (le & ((1 << log_dc) - 1)) * 16;
-        }
-        v[u] = *reinterpret_cast<const uint4*>(src);
-      }
-#pragma unroll
-      for (int u = 0; u < kB; ++u) {
-        const int e = base + u * kT;
-        if (e >= n_all) continue;
-        if (e < ng) dst_g[e] = v[u];
-        else if (e < ngk) dst_k[e - ng] = v[u];
-        else dst_d[e - ngk] = v[u];
-      }
-    }
-  }
+  // The fast rings go to shared memory as asynchronous 16-byte copies (no registers held, so all
+  // three rings are one round trip); cp_async_wait_all() before the barrier that publishes them.
+  if (g_fast) cp_async_rows<kT>(s_gk, gring, p.g_s2 * 4, cr, kLogGc);
+  if (k_fast) cp_async_rows<kT>(s_k, kring, p.k_s2 * std::int64_t(sizeof(R)), cr, kLogKc);
+  if (d_fast) cp_async_rows<kT>(s_d, dring, p.d_s2 * std::int64_t(sizeof(R)), cr, log_dc);
   // Strided or unaligned rings (tests' padded layouts): element by element, off the fast path.
   if (!g_fast)
     for (int e = tid; e < cr * K; e += kT) s_gk[e] = gring[(e / K) * p.g_s2 + (e % K) * p.g_s3];
@@ -201,6 +169,20 @@ replayssm_decode_kernel(const ReplayParams p) {
     for (int e = tid; e < cr * K; e += kT) s_k[e] = kring[(e / K) * p.k_s2 + (e % K) * p.k_s3];
   if (!d_fast)
     for (int e = tid; e < cr * VT; e += kT) s_d[e] = dring[(e >> log_vt) * p.d_s2 + (e & (VT - 1)) * p.d_s3];
+
+  // Token values (their loads were issued with the slot index, one round trip ago).
+  float rq_[kCh], rk_[kCh], rx_[kCh];
+#pragma unroll
+  for (int u = 0; u < kCh; ++u) {
+    rq_[u] = raw_f(q_raw[u], in.qkv_dt);
+    rk_[u] = raw_f(k_raw[u], in.qkv_dt);
+    rx_[u] = raw_f(a_raw[u], in.a_dt) + raw_f(dtb_raw[u], in.dtb_dt);
+  }
+  const float A_log = raw_f(A_raw, in.A_dt);
+  const float b_raw = raw_f(braw_raw, in.b_dt);
+#pragma unroll
+  for (int u = 0; u < 2; ++u)
+    if (tid + u * kT < VT) s_v[tid + u * kT] = raw_f(v_raw[u], in.qkv_dt);  // published by the barriers below
 
   // --- per key channel: normalisation, gate, prefix, k * W ---
   float ssq = 0.f, ssk = 0.f;
@@ -210,6 +192,7 @@ replayssm_decode_kernel(const ReplayParams p) {
     ssk += rk_[u] * rk_[u];
   }
   float rq = 1.f, rk = 1.f;
+  cp_async_wait_all();
   if (in.l2norm) {  // A.5, ReplaySSM form: r = 1/sqrt(sum + 1e-6), then x * r
     const float2 nn = block_sum2<kT>(ssq, ssk, s_red);  // its barriers also publish the ring tables
     rq = 1.f / sqrtf(nn.x + 1e-6f);
@@ -285,17 +268,19 @@ replayssm_decode_kernel(const ReplayParams p) {
   const auto process = [&](const uint4 (&buf)[kNVec], int pass) {
     const int j = pass * kRowsPass + jlane;
     if (!flush) {
-      float pq = 0.f, pk = 0.f;
+      // Two partial sums per readout (even and odd vectors) halve the dependent FMA chain.
+      float pq2[2] = {0.f, 0.f}, pk2[2] = {0.f, 0.f};
 #pragma unroll
       for (int m = 0; m < kNVec; ++m) {
         const int k0 = Lay::channel(r, m);
 #pragma unroll
         for (int e = 0; e < kV; ++e) {
           const float x = __fmul_rn(raw_elem<S>(buf[m], e), s_dt[k0 + e]);  // float(S0) * Dtot
-          pq = fmaf(x, s_qa[k0 + e], pq);
-          pk = fmaf(x, s_ka[k0 + e], pk);
+          pq2[m & 1] = fmaf(x, s_qa[k0 + e], pq2[m & 1]);
+          pk2[m & 1] = fmaf(x, s_ka[k0 + e], pk2[m & 1]);
         }
       }
+      float pq = pq2[0] + pq2[1], pk = pk2[0] + pk2[1];
       // Ring terms through the per-entry dot products; lane r takes entries i = r mod kLanes.
       if (j < VT)
         for (int i = r; i < cr; i += kLanes) {
