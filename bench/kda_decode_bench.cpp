@@ -209,15 +209,17 @@ int main(int argc, char** argv) {
     return bad == 0 ? 0 : 1;
   }
   const double copy = bench::copy_gbps(std::size_t(1) << 30, 10);
+  const double read = bench::read_gbps(std::size_t(1) << 30, 10);
   std::string md;
   char line[512];
   std::snprintf(line, sizeof line,
-                "GPU: %s (%d SMs, %.0f MB L2). Device-to-device copy: %.0f GB/s (read+write, 1 GiB, median of 10).\n"
+                "GPU: %s (%d SMs, %.0f MB L2). Device-to-device copy: %.0f GB/s (read+write, 1 GiB, median of 10); "
+                "read-only stream: %.0f GB/s (1 GiB, 16-byte loads, median of 10).\n"
                 "Shapes: H = HV, K = V = 128, L = 16, fp32 state, bf16 activations and rings, L2 norm on, softplus "
                 "gate, cursors (5b+7) mod 16, CUDA-graph replays over rotating sets (>= 4x L2), median of 30.\n\n"
-                "| B | HV | kernel | time (us) | MB moved | GB/s | %% of copy | upstream Triton (us) |\n"
-                "|---|---|---|---|---|---|---|---|\n",
-                prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy);
+                "| B | HV | kernel | time (us) | MB moved | GB/s | %% of copy | %% of read | upstream Triton (us) |\n"
+                "|---|---|---|---|---|---|---|---|---|\n",
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy, read);
   md += line;
   const std::int64_t Bs[] = {1, 8, 64, 256};
   for (std::int64_t HV : {32, 12}) {
@@ -231,11 +233,11 @@ int main(int argc, char** argv) {
       const Row r = run(Bs[i], HV, prop.l2CacheSize);
       const auto gbps = [](double mb, double us) { return mb * 1e6 / (us * 1e-6) / 1e9; };
       const std::string up = HV == 32 ? std::to_string(kUpstreamUs[i]).substr(0, 5) : "-";
-      std::snprintf(line, sizeof line, "| %lld | %lld | replayssm | %.2f | %.2f | %.0f | %.0f%% | %s |\n",
+      std::snprintf(line, sizeof line, "| %lld | %lld | replayssm | %.2f | %.2f | %.0f | %.0f%% | %.0f%% | %s |\n",
                     (long long)r.B, (long long)r.HV, r.replay_us, r.replay_mb, gbps(r.replay_mb, r.replay_us),
-                    100 * gbps(r.replay_mb, r.replay_us) / copy, up.c_str());
+                    100 * gbps(r.replay_mb, r.replay_us) / copy, 100 * gbps(r.replay_mb, r.replay_us) / read, up.c_str());
       md += line;
-      std::snprintf(line, sizeof line, "| %lld | %lld | packed | %.2f | %.2f | %.0f | %.0f%% | - |\n", (long long)r.B,
+      std::snprintf(line, sizeof line, "| %lld | %lld | packed | %.2f | %.2f | %.0f | %.0f%% | - | - |\n", (long long)r.B,
                     (long long)r.HV, r.packed_us, r.packed_mb, gbps(r.packed_mb, r.packed_us),
                     100 * gbps(r.packed_mb, r.packed_us) / copy);
       md += line;

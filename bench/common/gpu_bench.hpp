@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace kparity::bench {
 
@@ -15,6 +16,11 @@ double median_us_per_call(const std::function<void(int, cudaStream_t)>& enqueue,
 
 // Median GB/s (read + write bytes) of cudaMemcpyAsync device-to-device over `bytes`.
 double copy_gbps(std::size_t bytes, int reps);
+// Median GB/s of a kernel that only reads `bytes` (16-byte streaming loads): the ceiling of a
+// read-dominated kernel such as the ReplaySSM decode.
+double read_gbps(std::size_t bytes, int reps);
+
+double median(std::vector<float> v);
 
 // Fills a device buffer with uniform values in [lo, hi) of the given dtype code (kparity DtCode).
 void fill_uniform(void* p, std::size_t n, int dt_code, float lo, float hi, unsigned seed);

@@ -143,9 +143,10 @@ ValidateOptions parse_options(const json& o) {
   if (o.is_null()) return opt;
   if (!o.is_object()) bad("options", "expected an object");
   for (const auto& [k, v] : o.items()) {
-    if (k == "extra" || k == "deep" || k == "warnings") {
+    if (k == "extra" || k == "deep" || k == "warnings" || k == "deep_pass_follows") {
       if (!v.is_boolean()) bad("options." + k, "expected true or false");
-      (k == "extra" ? opt.extra : k == "deep" ? opt.deep : opt.warnings) = v.get<bool>();
+      bool& flag = k == "extra" ? opt.extra : k == "deep" ? opt.deep : k == "warnings" ? opt.warnings : opt.deep_pass_follows;
+      flag = v.get<bool>();
     } else if (k == "entry") {
       const auto e = v.is_string() ? v.get<std::string>() : std::string();
       if (e == "reference") opt.entry = Entry::reference;

@@ -41,6 +41,7 @@ struct HostMirror {
 // The shape pass of a launcher's contract: the caller's options without the deep (data) checks,
 // which read tensor contents and so run on host copies (deep_pass).
 inline ValidateOptions shape_only(ValidateOptions o) {
+  o.deep_pass_follows = o.deep;
   o.deep = false;
   return o;
 }

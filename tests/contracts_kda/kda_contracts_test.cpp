@@ -258,6 +258,13 @@ TEST(KdaDeep, RingSlots) {
   ds = validate(build("kda.replayssm.minimal", {{"k_cache.shape", {2, 1, 4, 16}}}, kDeep));
   ASSERT_EQ(ds.size(), 2u);
   EXPECT_EQ(ds[1].message, "ssm_state_indices[0]=2 is out of range for k_cache with 2 slots.");
+  // A launcher's shape pass before its deep pass (found by the device mode of
+  // rejected-call-never-launches): the deep pass decides, so the stand-in error stays quiet.
+  ds = validate(build("kda.replayssm.minimal", {{"k_cache.shape", {2, 1, 4, 16}}, {"ssm_state_indices.values", {1, 0}}},
+                      {{"extra", true}, {"deep_pass_follows", true}}));
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].id, ids::kda_ring_slots_differ);
+  EXPECT_EQ(ds[0].severity, Severity::warning);
 }
 
 TEST(KdaDeep, ForceFlushValueIsAWarning) {

@@ -29,6 +29,10 @@ struct ValidateOptions {
   bool deep = false;
   // Report warnings (severity warning) in validate(); check() never throws a warning.
   bool warnings = true;
+  // With deep off: the caller runs the data-dependent checks in a second pass (the kernel launchers'
+  // shape pass on device views, then the deep pass on host copies), so a shape check that only
+  // stands in for a data check when no data will be read stays quiet, as under deep.
+  bool deep_pass_follows = false;
 
   static ValidateOptions upstream() { return {}; }
   static ValidateOptions strict(Entry e = Entry::cuda_kernel) { return {e, true, true, true}; }
@@ -47,6 +51,8 @@ class Checker {
   std::string_view op() const noexcept { return op_; }
   bool extra() const noexcept { return options_.extra; }
   bool deep() const noexcept { return options_.deep; }
+  // The data-dependent checks run in this pass or in a later one (ValidateOptions::deep_pass_follows).
+  bool data_checked() const noexcept { return options_.deep || options_.deep_pass_follows; }
   bool reference() const noexcept { return options_.entry == Entry::reference; }
 
   // Records a violation of catalog entry `id`. `where` is the part after "<op>::", e.g.
