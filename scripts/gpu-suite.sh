@@ -69,6 +69,7 @@ if has fuzz; then
   ops=(); for o in $OPS; do ops+=(--op "$o"); done
   phase fuzz 240 "$BUILD/cli/kparity" fuzz --backend cuda "${ops[@]}" --cases "${FUZZ_CASES:-100}" \
     --seed "${FUZZ_SEED:-$(date +%s)}" --report "$OUT/fuzz_report.json" --corpus "$OUT/corpus"
+  phase replay 120 "$BUILD/cli/kparity" fuzz --backend all --replay fuzz/corpus  # the regression dumps, on the kernels
 fi
 if has bench; then
   ops_has kda && phase bench_decode 240 "$BUILD/bench/kda_decode_bench" "$OUT/kda_decode_bench.md"
@@ -84,11 +85,12 @@ fi
 echo
 echo "| phase | result |"
 echo "|---|---|"
-for k in configure build gtest_kda ctest memcheck_kda memcheck_sparse racecheck_kda racecheck_sparse fuzz bench_decode bench_host bench_sparse sweep_vt16 sweep_vt32 sweep_vt64 sweep_vt128 sweep_vt256; do
+for k in configure build gtest_kda ctest memcheck_kda memcheck_sparse racecheck_kda racecheck_sparse fuzz replay bench_decode bench_host bench_sparse sweep_vt16 sweep_vt32 sweep_vt64 sweep_vt128 sweep_vt256; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck_*.log "$OUT"/racecheck_*.log 2>/dev/null
 grep -h "properties held" "$OUT"/fuzz.log 2>/dev/null
+grep -h "corpus dumps replayed" "$OUT"/replay.log 2>/dev/null
 grep -h "tests passed\|tests failed" "$OUT"/ctest.log 2>/dev/null
 grep -h "^\[  PASSED  \]\|^\[  FAILED  \]" "$OUT"/gtest_kda.log 2>/dev/null
 [ -f "$OUT/kda_decode_bench.md" ] && cat "$OUT/kda_decode_bench.md"
