@@ -50,27 +50,34 @@ double median_us_per_call(const std::function<void(int, cudaStream_t)>& enqueue,
   return median(t);
 }
 
-double copy_gbps(std::size_t bytes, int reps) {
-  void *src, *dst;
-  check(cudaMalloc(&src, bytes), "malloc");
-  check(cudaMalloc(&dst, bytes), "malloc");
-  check(cudaMemset(src, 1, bytes), "memset");
+double median_ms(int reps, const std::function<void()>& op) {
   cudaEvent_t a, b;
   check(cudaEventCreate(&a), "event");
   check(cudaEventCreate(&b), "event");
   std::vector<float> t;
-  for (int r = 0; r < reps + 2; ++r) {
+  for (int r = 0; r < reps + 2; ++r) {  // two warm-up runs
     check(cudaEventRecord(a), "record");
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "copy");
+    op();
     check(cudaEventRecord(b), "record");
     check(cudaEventSynchronize(b), "sync");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, a, b), "elapsed");
     if (r >= 2) t.push_back(ms);
   }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return median(t);
+}
+
+double copy_gbps(std::size_t bytes, int reps) {
+  void *src, *dst;
+  check(cudaMalloc(&src, bytes), "malloc");
+  check(cudaMalloc(&dst, bytes), "malloc");
+  check(cudaMemset(src, 1, bytes), "memset");
+  const double ms = median_ms(reps, [&] { check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "copy"); });
   cudaFree(src);
   cudaFree(dst);
-  return 2.0 * bytes / (median(t) * 1e-3) / 1e9;
+  return 2.0 * bytes / (ms * 1e-3) / 1e9;
 }
 
 }  // namespace kparity::bench

@@ -21,6 +21,8 @@ double copy_gbps(std::size_t bytes, int reps);
 double read_gbps(std::size_t bytes, int reps);
 
 double median(std::vector<float> v);
+// Median milliseconds of op() on the default stream over `reps` runs after two warm-up runs.
+double median_ms(int reps, const std::function<void()>& op);
 
 // Fills a device buffer with uniform values in [lo, hi) of the given dtype code (kparity DtCode).
 void fill_uniform(void* p, std::size_t n, int dt_code, float lo, float hi, unsigned seed);

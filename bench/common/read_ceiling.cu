@@ -1,7 +1,6 @@
 // Read-only streaming rate, the ceiling of a kernel that mostly reads (ReplaySSM decode reads its
 // state and writes almost nothing): 16-byte loads over a buffer larger than L2, every byte used.
 #include <cstdint>
-#include <vector>
 
 #include "common/gpu_bench.hpp"
 
@@ -32,24 +31,13 @@ double read_gbps(std::size_t bytes, int reps) {
   fill_uniform(src, bytes / 4, 0, -1.f, 1.f, 7);
   int sms = 0;
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
-  cudaEvent_t a, b;
-  check(cudaEventCreate(&a), "event");
-  check(cudaEventCreate(&b), "event");
-  std::vector<float> t;
-  for (int r = 0; r < reps + 2; ++r) {
-    check(cudaEventRecord(a), "record");
+  const double ms = median_ms(reps, [&] {
     read_kernel<<<sms * 4, 512>>>(static_cast<const uint4*>(src), bytes / 16, sink);
-    check(cudaEventRecord(b), "record");
-    check(cudaEventSynchronize(b), "sync");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, a, b), "elapsed");
-    if (r >= 2) t.push_back(ms);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
+    check(cudaGetLastError(), "read kernel");
+  });
   cudaFree(src);
   cudaFree(sink);
-  return bytes / (median(t) * 1e-3) / 1e9;
+  return bytes / (ms * 1e-3) / 1e9;
 }
 
 }  // namespace kparity::bench

@@ -134,6 +134,36 @@ __device__ __forceinline__ void store_row_chunk(T* p, bool vec, const float (&v)
   }
 }
 
+// The token inputs of one (row b, value head hv, q/k head h) as raw bits (ld_raw), every load in
+// flight at once: key channels tid + u * kThreads of q, k, a and dt_bias, then A_log and b. Both
+// decode kernels convert them (raw_f) only after their state loads are issued.
+template <int K, int kThreads>
+struct TokenBits {
+  static constexpr int kCh = (K + kThreads - 1) / kThreads;
+  std::uint32_t q[kCh], k[kCh], a[kCh], dtb[kCh], A_log, b_logit;
+  __device__ __forceinline__ void load(const DecodeInputs& in, std::int64_t b, std::int64_t hv, std::int64_t h,
+                                       int tid) {
+    const char* qkv = static_cast<const char*>(in.qkv);
+    const std::int64_t qrow = b * in.qkv_s0;
+#pragma unroll
+    for (int u = 0; u < kCh; ++u) {
+      const int c = tid + u * kThreads;
+      q[u] = k[u] = a[u] = dtb[u] = 0;
+      if (c >= K) continue;
+      q[u] = ld_raw(qkv, in.qkv_dt, qrow + (h * K + c) * in.qkv_s1);
+      k[u] = ld_raw(qkv, in.qkv_dt, qrow + (in.H * K + h * K + c) * in.qkv_s1);
+      a[u] = ld_raw(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + c * in.a_sk);
+      dtb[u] = ld_raw(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + c * in.dtb_sk);
+    }
+    A_log = ld_raw(in.A_log, in.A_dt, hv * in.A_s0);
+    b_logit = ld_raw(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1);
+  }
+  // The gate input a + dt_bias of channel slot u, in fp32 (kda.md A.3).
+  __device__ __forceinline__ float gate_x(const DecodeInputs& in, int u) const {
+    return raw_f(a[u], in.a_dt) + raw_f(dtb[u], in.dtb_dt);
+  }
+};
+
 // 16-byte global -> shared copies that hold no register (cp.async, sm_80+).
 __device__ __forceinline__ void cp_async16(void* smem_dst, const void* src) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));

@@ -35,22 +35,11 @@ packed_decode_kernel(const PackedParams p) {
   O* out = static_cast<O*>(in.out) + b * in.out_s0 + hv * in.out_s2;
   const std::int64_t s = ld_index_raw(in.idx, in.idx_dt, b * in.idx_s0);
   // Token inputs as raw bits, all in flight together; converted once the state is requested.
-  constexpr int kCh = (K + kT - 1) / kT;
+  constexpr int kCh = TokenBits<K, kT>::kCh;
+  TokenBits<K, kT> tok;
+  tok.load(in, b, hv, h, tid);
   const char* qkv = static_cast<const char*>(in.qkv);
   const std::int64_t qrow = b * in.qkv_s0;
-  std::uint32_t q_raw[kCh], k_raw[kCh], a_raw[kCh], dtb_raw[kCh];
-#pragma unroll
-  for (int u = 0; u < kCh; ++u) {
-    const int k = tid + u * kT;
-    q_raw[u] = k_raw[u] = a_raw[u] = dtb_raw[u] = 0;
-    if (k >= K) continue;
-    q_raw[u] = ld_raw(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
-    k_raw[u] = ld_raw(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
-    a_raw[u] = ld_raw(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk);
-    dtb_raw[u] = ld_raw(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
-  }
-  const std::uint32_t A_raw = ld_raw(in.A_log, in.A_dt, hv * in.A_s0);
-  const std::uint32_t b_raw = ld_raw(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1);
   if (s < 0) {  // B.1 item 1
     for (std::int64_t j = tid; j < VT; j += kT) out[(v0 + j) * in.out_s3] = from_f<O>(0.f);
     return;
@@ -62,12 +51,12 @@ packed_decode_kernel(const PackedParams p) {
   for (int u = 0; u < kCh; ++u) {
     const int k = tid + u * kT;
     if (k >= K) continue;
-    const float q = raw_f(q_raw[u], in.qkv_dt);
-    const float kk = raw_f(k_raw[u], in.qkv_dt);
-    const float x = raw_f(a_raw[u], in.a_dt) + raw_f(dtb_raw[u], in.dtb_dt);
+    const float q = raw_f(tok.q[u], in.qkv_dt);
+    const float kk = raw_f(tok.k[u], in.qkv_dt);
+    const float x = tok.gate_x(in, u);
     s_q[k] = q;
     s_kh[k] = kk;
-    s_al[k] = expf(gate(x, raw_f(A_raw, in.A_dt), in.has_lower_bound, in.lower_bound));
+    s_al[k] = expf(gate(x, raw_f(tok.A_log, in.A_dt), in.has_lower_bound, in.lower_bound));
     ssq += q * q;
     ssk += kk * kk;
   }
@@ -82,7 +71,7 @@ packed_decode_kernel(const PackedParams p) {
   }
   for (int k = tid; k < K; k += kT) s_q[k] = s_q[k] * in.scale;  // A.6
   __syncthreads();
-  const float beta = sigmoid(raw_f(b_raw, in.b_dt));  // B.1 item 3: fp32
+  const float beta = sigmoid(raw_f(tok.b_logit, in.b_dt));  // B.1 item 3: fp32
 
   const int warp = tid / 32, lane = tid % 32;
   const int rig = lane / Lay::kLanes, lir = lane % Lay::kLanes;

@@ -91,19 +91,9 @@ replayssm_decode_kernel(const ReplayParams p) {
   const char* qkv = static_cast<const char*>(in.qkv);
   const std::int64_t qrow = b * in.qkv_s0;
   // Token inputs as raw bits: converted after the state and ring loads are issued (ld_raw).
-  std::uint32_t q_raw[kCh], k_raw[kCh], a_raw[kCh], dtb_raw[kCh], v_raw[2];
-#pragma unroll
-  for (int u = 0; u < kCh; ++u) {
-    const int k = tid + u * kT;
-    q_raw[u] = k_raw[u] = a_raw[u] = dtb_raw[u] = 0;
-    if (k >= K) continue;
-    q_raw[u] = ld_raw(qkv, in.qkv_dt, qrow + (h * K + k) * in.qkv_s1);
-    k_raw[u] = ld_raw(qkv, in.qkv_dt, qrow + (in.H * K + h * K + k) * in.qkv_s1);
-    a_raw[u] = ld_raw(in.a, in.a_dt, b * in.a_s0 + hv * in.a_sh + k * in.a_sk);
-    dtb_raw[u] = ld_raw(in.dt_bias, in.dtb_dt, hv * in.dtb_sh + k * in.dtb_sk);
-  }
-  const std::uint32_t A_raw = ld_raw(in.A_log, in.A_dt, hv * in.A_s0);
-  const std::uint32_t braw_raw = ld_raw(in.b, in.b_dt, b * in.b_s0 + hv * in.b_s1);
+  TokenBits<K, kT> tok;
+  tok.load(in, b, hv, h, tid);
+  std::uint32_t v_raw[2];
   const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
 #pragma unroll
   for (int u = 0; u < 2; ++u) {  // VT <= 256 = 2 * kT
@@ -174,12 +164,12 @@ replayssm_decode_kernel(const ReplayParams p) {
   float rq_[kCh], rk_[kCh], rx_[kCh];
 #pragma unroll
   for (int u = 0; u < kCh; ++u) {
-    rq_[u] = raw_f(q_raw[u], in.qkv_dt);
-    rk_[u] = raw_f(k_raw[u], in.qkv_dt);
-    rx_[u] = raw_f(a_raw[u], in.a_dt) + raw_f(dtb_raw[u], in.dtb_dt);
+    rq_[u] = raw_f(tok.q[u], in.qkv_dt);
+    rk_[u] = raw_f(tok.k[u], in.qkv_dt);
+    rx_[u] = tok.gate_x(in, u);
   }
-  const float A_log = raw_f(A_raw, in.A_dt);
-  const float b_raw = raw_f(braw_raw, in.b_dt);
+  const float A_log = raw_f(tok.A_log, in.A_dt);
+  const float b_raw = raw_f(tok.b_logit, in.b_dt);
 #pragma unroll
   for (int u = 0; u < 2; ++u)
     if (tid + u * kT < VT) s_v[tid + u * kT] = raw_f(v_raw[u], in.qkv_dt);  // published by the barriers below
