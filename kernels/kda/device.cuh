@@ -135,8 +135,9 @@ __device__ __forceinline__ void store_row_chunk(T* p, bool vec, const float (&v)
 }
 
 // The token inputs of one (row b, value head hv, q/k head h) as raw bits (ld_raw), every load in
-// flight at once: key channels tid + u * kThreads of q, k, a and dt_bias, then A_log and b. Both
-// decode kernels convert them (raw_f) only after their state loads are issued.
+// flight at once: key channels tid + u * kThreads of q, k, a and dt_bias, then A_log and b. The
+// decode kernels convert them (raw_f) only where they are used (ReplaySSM: after its state and ring
+// loads are issued), so all of them cost one memory round trip.
 template <int K, int kThreads>
 struct TokenBits {
   static constexpr int kCh = (K + kThreads - 1) / kThreads;

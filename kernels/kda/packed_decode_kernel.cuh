@@ -34,7 +34,7 @@ packed_decode_kernel(const PackedParams p) {
   const std::int64_t hv = bh % in.HV, b = bh / in.HV, h = hv / in.G, v0 = vt * VT;
   O* out = static_cast<O*>(in.out) + b * in.out_s0 + hv * in.out_s2;
   const std::int64_t s = ld_index_raw(in.idx, in.idx_dt, b * in.idx_s0);
-  // Token inputs as raw bits, all in flight together; converted once the state is requested.
+  // Token inputs as raw bits, all in flight together with the slot index (one round trip).
   constexpr int kCh = TokenBits<K, kT>::kCh;
   TokenBits<K, kT> tok;
   tok.load(in, b, hv, h, tid);
