@@ -138,7 +138,6 @@ replayssm_decode_kernel(const ReplayParams p) {
   load_pass(buf0, 0);
   if (npass > 1 && !flush) load_pass(buf1, 1);  // a flush CTA streams one pass at a time (registers)
 
-
   const float* gring = p.g_cache + s * p.g_s0 + hv * p.g_s1;
   const R* kring = static_cast<const R*>(p.k_cache) + s * p.k_s0 + h * p.k_s1;
   const R* dring = static_cast<const R*>(p.d_cache) + s * p.d_s0 + hv * p.d_s1 + std::int64_t(v0) * p.d_s3;
