@@ -14,10 +14,12 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
+namespace {
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
+}  // namespace
 
 double median_us_per_call(const std::function<void(int, cudaStream_t)>& enqueue, int calls, int warmup, int reps) {
   cudaStream_t s;

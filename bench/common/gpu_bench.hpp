@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <vector>
 
 namespace kparity::bench {
 
@@ -20,7 +19,6 @@ double copy_gbps(std::size_t bytes, int reps);
 // read-dominated kernel such as the ReplaySSM decode.
 double read_gbps(std::size_t bytes, int reps);
 
-double median(std::vector<float> v);
 // Median milliseconds of op() on the default stream over `reps` runs after two warm-up runs.
 double median_ms(int reps, const std::function<void()>& op);
 
