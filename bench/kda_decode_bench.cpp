@@ -16,6 +16,10 @@
 #include "common/gpu_bench.hpp"
 #include "kparity/kernels/kda.hpp"
 
+#ifdef KPARITY_REPLAY_TRACE
+extern "C" int kparity_replay_trace_dump(const char* path, int ctas);
+#endif
+
 namespace {
 using namespace kparity;
 using bench::check;
@@ -56,7 +60,11 @@ Row run(std::int64_t B, std::int64_t HV, double l2_bytes) {
   Buf idx(sets * B, DType::i32, 0, 0, 0), wp(B, DType::i32, 0, 0, 0);
   std::vector<std::int32_t> hidx(sets * B), hwp(B);
   for (std::int64_t i = 0; i < sets * B; ++i) hidx[i] = static_cast<std::int32_t>(i);
-  for (std::int64_t r = 0; r < B; ++r) hwp[r] = static_cast<std::int32_t>((r * 5 + 7) % L);  // spread over [0, L-1]
+  // KDA_BENCH_CURSORS=append (no row flushes) or flush (every row flushes) isolates the two CTA kinds;
+  // the default spreads the cursors over [0, L-1], so one row in L flushes.
+  static const std::string cursors = std::getenv("KDA_BENCH_CURSORS") ? std::getenv("KDA_BENCH_CURSORS") : "";
+  for (std::int64_t r = 0; r < B; ++r)
+    hwp[r] = static_cast<std::int32_t>(cursors == "flush" ? L - 1 : (r * 5 + 7) % (cursors == "append" ? L - 1 : L));
   check(cudaMemcpy(idx.p, hidx.data(), hidx.size() * 4, cudaMemcpyHostToDevice), "idx");
   check(cudaMemcpy(wp.p, hwp.data(), hwp.size() * 4, cudaMemcpyHostToDevice), "wp");
   check(cudaDeviceSynchronize(), "fill");
@@ -103,6 +111,12 @@ Row run(std::int64_t B, std::int64_t HV, double l2_bytes) {
   const int reps = 30;
   const double rep_us = bench::median_us_per_call(
       [&](int i, cudaStream_t s) { must(kernels::kda::replayssm_decode(replay_args(i % sets), s, opt)); }, sets, 3, reps);
+#ifdef KPARITY_REPLAY_TRACE
+  if (const char* tp = std::getenv("KDA_BENCH_TRACE")) {  // debug builds: per-CTA phase trace of one graph replay
+    const std::string path = std::string(tp) + "_" + std::to_string(B) + "_" + std::to_string(HV) + ".csv";
+    kparity_replay_trace_dump(path.c_str(), static_cast<int>(B * HV));
+  }
+#endif
   // KDA_BENCH_REPLAY_ONLY=1 skips the packed decode (ReplaySSM-only sweeps).
   static const bool replay_only = std::getenv("KDA_BENCH_REPLAY_ONLY") != nullptr;
   const double pk_us = replay_only ? std::nan("") : bench::median_us_per_call(
@@ -214,7 +228,7 @@ int main(int argc, char** argv) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "GPU: %s (%d SMs, %.0f MB L2). Device-to-device copy: %.0f GB/s (read+write, 1 GiB, median of 10); "
-                "read-only stream: %.0f GB/s (1 GiB, 16-byte loads, median of 10).\n"
+                "read-only stream: %.0f GB/s (1 GiB, whole-line 16-byte loads, bench/common/read_ceiling.cu, median of 10).\n"
                 "Shapes: H = HV, K = V = 128, L = 16, fp32 state, bf16 activations and rings, L2 norm on, softplus "
                 "gate, cursors (5b+7) mod 16, CUDA-graph replays over rotating sets (>= 4x L2), median of 30.\n\n"
                 "| B | HV | kernel | time (us) | MB moved | GB/s | %% of copy | %% of read | upstream Triton (us) |\n"

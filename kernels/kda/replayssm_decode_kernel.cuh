@@ -1,6 +1,6 @@
 #pragma once
 // ReplaySSM KDA decode (kda.md B.2). One CTA per (row, value head, V tile); the tile is streamed in
-// passes of replay_rows_per_pass(K) rows, one row group per thread per pass, two passes in flight.
+// passes of replay_rows_per_pass(K) rows (two rows per lane group, ReplayLayout), two passes in flight.
 //
 // Work decomposition (per (row, value head), everything below the state is tiny):
 //   1. every independent load is issued up front: the slot index, cursor and token inputs as raw
@@ -32,19 +32,35 @@ static_assert(kReplayThreads % 32 == 0 && kReplayThreads >= 64, "replay geometry
 
 namespace dev {
 
-// A row of K channels: kLanes lanes hold kEpl channels each, as kNVec 16-byte vectors; vector m of
-// lane r covers channels (m * kLanes + r) * kV ... + kV - 1, so for each m the lanes of a row read
-// kLanes consecutive vectors.
+// A lane holds kEpl state elements per pass (kNVec 16-byte vectors; K / kEpl = kLanes lanes' worth
+// per row). A group of kGL = 2 kLanes lanes holds two consecutive rows and each lane the same
+// kEpl / 2 channels of both: its vector mm of either row covers channels (mm * kGL + r) * kV ...
+// + kV - 1, so for each mm the group reads kGL consecutive vectors, K bytes of one row (whole
+// 128-byte lines for K >= 128; one row per kLanes lanes read half lines, 4.5% less bandwidth in
+// bench/memory_probe, 200 vs 180 us at the benchmark's B = 256), and each shared-memory operand a
+// lane loads serves two rows.
 template <class S, int K>
 struct ReplayLayout {
   static constexpr int kV = kVec<S>;
   static constexpr int kEpl = K < 32 ? K : 32;
   static constexpr int kLanes = K / kEpl;
   static constexpr int kNVec = kEpl / kV;
-  static constexpr int kRowsPerGroup = 32 / kLanes;
-  static_assert(kNVec >= 1 && kNVec * kV == kEpl, "K must be a power of two >= 16");
-  __device__ static int channel(int r, int m) { return (m * kLanes + r) * kV; }
+  static constexpr int kRowsPerWarp = 32 / kLanes;
+  static constexpr int kRPL = 2, kGL = kLanes * kRPL, kNV1 = kNVec / kRPL;  // rows, lanes, vectors per row
+  static_assert(kNVec >= 2 && kNVec * kV == kEpl && kGL <= 32, "K must be a power of two >= 16");
 };
+
+#ifdef KPARITY_REPLAY_TRACE
+// KPARITY_REPLAY_TRACE builds only (debug): per-CTA times of the last launch, dumped by kda_decode_bench.
+// [bid] = {globaltimer at entry, globaltimer at exit, clock64 entry->preamble end, entry->exit, smid | flush << 8}
+inline constexpr int kTraceCtas = 16384;
+static __device__ unsigned long long g_replay_trace[kTraceCtas][5];
+__device__ __forceinline__ unsigned long long gtimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#endif
 
 }  // namespace dev
 
@@ -54,7 +70,8 @@ replayssm_decode_kernel(const ReplayParams p) {
   using namespace dev;
   using Lay = ReplayLayout<S, K>;
   constexpr int kT = kReplayThreads, kW = kT / 32, kCh = (K + kT - 1) / kT;
-  constexpr int kV = Lay::kV, kLanes = Lay::kLanes, kNVec = Lay::kNVec, kRPG = Lay::kRowsPerGroup;
+  constexpr int kV = Lay::kV, kNVec = Lay::kNVec, kRPW = Lay::kRowsPerWarp;
+  constexpr int kRPL = Lay::kRPL, kGL = Lay::kGL, kNV1 = Lay::kNV1;
   constexpr int kVR = kVec<R>;
   const DecodeInputs& in = p.in;
   const int L = static_cast<int>(p.L), VT = static_cast<int>(in.vtile);
@@ -74,7 +91,12 @@ replayssm_decode_kernel(const ReplayParams p) {
   R* s_d = s_k + L * K;                                             // [L][VT] raw d ring tile
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int grp = lane / kLanes, r = lane % kLanes;
+#ifdef KPARITY_REPLAY_TRACE
+  const unsigned long long tr_g0 = gtimer();
+  const long long tr_c0 = clock64();
+  long long tr_c1 = 0;
+#endif
+  const int grp = lane / kGL, r = lane % kGL;
   const unsigned bid = blockIdx.x, nvt = static_cast<unsigned>(in.n_vtiles), nhv = static_cast<unsigned>(in.HV);
   const unsigned bh = bid / nvt, vt = bid - bh * nvt;
   const unsigned b32 = bh / nhv, hv32 = bh - b32 * nhv, h32 = hv32 / static_cast<unsigned>(in.G);
@@ -100,9 +122,10 @@ replayssm_decode_kernel(const ReplayParams p) {
     const int j = tid + u * kT;
     v_raw[u] = j < VT ? ld_raw(qkv, in.qkv_dt, v_base + j * in.qkv_s1) : 0u;
   }
-  constexpr int kRowsPass = kW * kRPG;
+  constexpr int kRowsPass = kW * kRPW;
   const int npass = (VT + kRowsPass - 1) / kRowsPass;
-  const int jlane = warp * kRPG + grp;  // row of this lane's group within a pass
+  const int jlane = warp * kRPW + grp * kRPL;  // first row of this lane's group within a pass
+  const auto chan = [&](int mm) { return (mm * kGL + r) * kV; };  // channel of the lane's vector mm
 
   if (s < 0) {  // B.2.3 item 1: padding row, nothing else read or written
     for (int j = tid; j < VT; j += kT) out[(v0 + j) * in.out_s3] = from_f<O>(0.f);
@@ -118,8 +141,10 @@ replayssm_decode_kernel(const ReplayParams p) {
   S* st = static_cast<S*>(in.state) + s * in.st_s0 + hv * in.st_s1 + std::int64_t(v0) * in.st_s2;
   const bool vec = aligned16(st) && ((in.st_s2 * std::int64_t(sizeof(S))) % 16 == 0);
   // Two passes of state rows in flight per thread; the row phase consumes one while the next loads.
-  // One address and one branch per pass: the vectors of a lane sit kLanes vectors apart in its row.
-  const S* row0 = st + std::int64_t(jlane) * in.st_s2 + Lay::channel(r, 0);
+  // One address and one branch per pass. Buffer vector m = sel * kNV1 + mm holds row jlane + sel,
+  // channels chan(mm) ... + kV - 1; VT is a power of two >= 16 and jlane is even, so both rows of a
+  // group are in or out of the tile together.
+  const S* row0 = st + std::int64_t(jlane) * in.st_s2 + chan(0);
   const std::int64_t pass_step = std::int64_t(kRowsPass) * in.st_s2;
   const auto load_pass = [&](uint4 (&buf)[kNVec], int pass) {
     const S* row = row0 + pass * pass_step;
@@ -128,10 +153,11 @@ replayssm_decode_kernel(const ReplayParams p) {
       for (int m = 0; m < kNVec; ++m) buf[m] = make_uint4(0, 0, 0, 0);
     } else if (vec) {
 #pragma unroll
-      for (int m = 0; m < kNVec; ++m) buf[m] = __ldcs(reinterpret_cast<const uint4*>(row) + m * kLanes);
+      for (int m = 0; m < kNVec; ++m)
+        buf[m] = __ldcs(reinterpret_cast<const uint4*>(row + (m / kNV1) * in.st_s2) + (m % kNV1) * kGL);
     } else {
 #pragma unroll
-      for (int m = 0; m < kNVec; ++m) buf[m] = load_raw16<S>(row + m * kLanes * kV, false);
+      for (int m = 0; m < kNVec; ++m) buf[m] = load_raw16<S>(row + (m / kNV1) * in.st_s2 + (m % kNV1) * kGL * kV, false);
     }
   };
   uint4 buf0[kNVec], buf1[kNVec];
@@ -239,16 +265,19 @@ replayssm_decode_kernel(const ReplayParams p) {
     }
   }
   __syncthreads();
+#ifdef KPARITY_REPLAY_TRACE
+  tr_c1 = clock64();
+#endif
   float beta = sigmoid(b_raw);
   if (p.beta_round_dt >= 0) beta = rt_code(beta, p.beta_round_dt);  // A.4 item 3
 
-  // --- row phase: one row group per thread per pass ---
+  // --- row phase: two rows per lane group per pass ---
   R* dw = static_cast<R*>(p.d_cache) + s * p.d_s0 + hv * p.d_s1 + c * p.d_s2;
   // Output (and the append-step d ring entry) of row j from its lane-partial readouts.
-  const auto finish = [&](int j, float pq, float pk) {
-    const float sq = group_sum<kLanes>(pq), sk = group_sum<kLanes>(pk);
+  const auto finish = [&](int j, float pq, float pk, bool writer) {
+    const float sq = group_sum<kGL>(pq), sk = group_sum<kGL>(pk);
     const float d = beta * ((j < VT ? s_v[j] : 0.f) - sk);  // B.2.5
-    if (r == 0 && j < VT) {
+    if (writer && j < VT) {
       out[(v0 + j) * in.out_s3] = from_f<O>(sq + d * kq);
       if (append) dw[(v0 + j) * p.d_s3] = from_f<R>(d);  // B.2.6
     }
@@ -257,61 +286,91 @@ replayssm_decode_kernel(const ReplayParams p) {
   const auto process = [&](const uint4 (&buf)[kNVec], int pass) {
     const int j = pass * kRowsPass + jlane;
     if (!flush) {
-      // Two partial sums per readout (even and odd vectors) halve the dependent FMA chain.
-      float pq2[2] = {0.f, 0.f}, pk2[2] = {0.f, 0.f};
+      // Two partial sums per row readout when a lane holds one row (even and odd vectors) halve the
+      // dependent FMA chain; with two rows per lane the rows are the independent chains.
+      constexpr int kP = kRPL == 1 ? 2 : 1;
+      float pq2[kRPL][kP] = {}, pk2[kRPL][kP] = {};
 #pragma unroll
-      for (int m = 0; m < kNVec; ++m) {
-        const int k0 = Lay::channel(r, m);
+      for (int mm = 0; mm < kNV1; ++mm) {
+        const int k0 = chan(mm);
 #pragma unroll
         for (int e = 0; e < kV; ++e) {
-          const float x = __fmul_rn(raw_elem<S>(buf[m], e), s_dt[k0 + e]);  // float(S0) * Dtot
-          pq2[m & 1] = fmaf(x, s_qa[k0 + e], pq2[m & 1]);
-          pk2[m & 1] = fmaf(x, s_ka[k0 + e], pk2[m & 1]);
+          const float dt = s_dt[k0 + e], qa = s_qa[k0 + e], ka = s_ka[k0 + e];
+#pragma unroll
+          for (int sel = 0; sel < kRPL; ++sel) {
+            const float x = __fmul_rn(raw_elem<S>(buf[sel * kNV1 + mm], e), dt);  // float(S0) * Dtot
+            pq2[sel][mm % kP] = fmaf(x, qa, pq2[sel][mm % kP]);
+            pk2[sel][mm % kP] = fmaf(x, ka, pk2[sel][mm % kP]);
+          }
         }
       }
-      float pq = pq2[0] + pq2[1], pk = pk2[0] + pk2[1];
-      // Ring terms through the per-entry dot products; lane r takes entries i = r mod kLanes.
+      float pq[kRPL], pk[kRPL];
+#pragma unroll
+      for (int sel = 0; sel < kRPL; ++sel) {
+        pq[sel] = kP == 2 ? pq2[sel][0] + pq2[sel][kP - 1] : pq2[sel][0];
+        pk[sel] = kP == 2 ? pk2[sel][0] + pk2[sel][kP - 1] : pk2[sel][0];
+      }
+      // Ring terms through the per-entry dot products; lane r takes entries i = r mod kGL.
       if (j < VT)
-        for (int i = r; i < cr; i += kLanes) {
-          const float d = rt<O>(to_f<R>(s_d[i * VT + j]));
-          pq = fmaf(d, s_kwq[i], pq);
-          pk = fmaf(d, s_kwk[i], pk);
+        for (int i = r; i < cr; i += kGL) {
+          const float kwq = s_kwq[i], kwk = s_kwk[i];
+#pragma unroll
+          for (int sel = 0; sel < kRPL; ++sel) {
+            const float d = rt<O>(to_f<R>(s_d[i * VT + j + sel]));
+            pq[sel] = fmaf(d, kwq, pq[sel]);
+            pk[sel] = fmaf(d, kwk, pk[sel]);
+          }
         }
-      finish(j, pq, pk);
+#pragma unroll
+      for (int sel = 0; sel < kRPL; ++sel) finish(j + sel, pq[sel], pk[sel], r == sel);
       return;
     }
     // Flush: S_prev = S0 * Dtot + sum_i d_i kw_i^T, read out, fold the token, store.
-    float acc[Lay::kEpl];
+    constexpr int kE1 = kNV1 * kV;  // channels per row of a lane
+    float acc[kRPL][kE1];
 #pragma unroll
-    for (int m = 0; m < kNVec; ++m)
+    for (int sel = 0; sel < kRPL; ++sel)
 #pragma unroll
-      for (int e = 0; e < kV; ++e) acc[m * kV + e] = __fmul_rn(raw_elem<S>(buf[m], e), s_dt[Lay::channel(r, m) + e]);
+      for (int mm = 0; mm < kNV1; ++mm)
+#pragma unroll
+        for (int e = 0; e < kV; ++e)
+          acc[sel][mm * kV + e] = __fmul_rn(raw_elem<S>(buf[sel * kNV1 + mm], e), s_dt[chan(mm) + e]);
     for (int i = 0; i < cr; ++i) {
-      const float d = j < VT ? rt<O>(to_f<R>(s_d[i * VT + j])) : 0.f;
+      float d[kRPL];
 #pragma unroll
-      for (int m = 0; m < kNVec; ++m)
+      for (int sel = 0; sel < kRPL; ++sel) d[sel] = j < VT ? rt<O>(to_f<R>(s_d[i * VT + j + sel])) : 0.f;
 #pragma unroll
-        for (int e = 0; e < kV; ++e) acc[m * kV + e] = fmaf(d, s_gk[i * K + Lay::channel(r, m) + e], acc[m * kV + e]);
+      for (int mm = 0; mm < kNV1; ++mm)
+#pragma unroll
+        for (int e = 0; e < kV; ++e) {
+          const float kw = s_gk[i * K + chan(mm) + e];
+#pragma unroll
+          for (int sel = 0; sel < kRPL; ++sel) acc[sel][mm * kV + e] = fmaf(d[sel], kw, acc[sel][mm * kV + e]);
+        }
     }
-    float pq = 0.f, pk = 0.f;
 #pragma unroll
-    for (int m = 0; m < kNVec; ++m)
+    for (int sel = 0; sel < kRPL; ++sel) {
+      float pq = 0.f, pk = 0.f;
 #pragma unroll
-      for (int e = 0; e < kV; ++e) {
-        const int k = Lay::channel(r, m) + e;
-        pq = fmaf(acc[m * kV + e], s_qa[k], pq);
-        pk = fmaf(acc[m * kV + e], s_ka[k], pk);
+      for (int mm = 0; mm < kNV1; ++mm)
+#pragma unroll
+        for (int e = 0; e < kV; ++e) {
+          const int k = chan(mm) + e;
+          pq = fmaf(acc[sel][mm * kV + e], s_qa[k], pq);
+          pk = fmaf(acc[sel][mm * kV + e], s_ka[k], pk);
+        }
+      const float d = finish(j + sel, pq, pk, r == sel);
+      if (j + sel >= VT) continue;
+      // B.2.7 item 3: rt(S_prev * alpha + d * k_hat), the fp32 multiply first, then the add.
+#pragma unroll
+      for (int mm = 0; mm < kNV1; ++mm) {
+        const int k0 = chan(mm);
+        float t[kV];
+#pragma unroll
+        for (int e = 0; e < kV; ++e)
+          t[e] = __fadd_rn(__fmul_rn(acc[sel][mm * kV + e], s_al[k0 + e]), __fmul_rn(d, s_kh[k0 + e]));
+        store_row_chunk<S>(st + (j + sel) * in.st_s2 + k0, vec, t);
       }
-    const float d = finish(j, pq, pk);
-    if (j >= VT) return;
-    // B.2.7 item 3: rt(S_prev * alpha + d * k_hat), the fp32 multiply first, then the add.
-#pragma unroll
-    for (int m = 0; m < kNVec; ++m) {
-      const int k0 = Lay::channel(r, m);
-      float t[kV];
-#pragma unroll
-      for (int e = 0; e < kV; ++e) t[e] = __fadd_rn(__fmul_rn(acc[m * kV + e], s_al[k0 + e]), __fmul_rn(d, s_kh[k0 + e]));
-      store_row_chunk<S>(st + j * in.st_s2 + k0, vec, t);
     }
   };
   if (!flush) {
@@ -329,6 +388,18 @@ replayssm_decode_kernel(const ReplayParams p) {
       process(buf0, pass);
     }
   }
+#ifdef KPARITY_REPLAY_TRACE
+  if (tid == 0 && blockIdx.x < kTraceCtas) {
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    auto& t = g_replay_trace[blockIdx.x];
+    t[0] = tr_g0;
+    t[1] = gtimer();
+    t[2] = tr_c1 - tr_c0;
+    t[3] = clock64() - tr_c0;
+    t[4] = smid | (flush ? 256u : 0u);
+  }
+#endif
 }
 
 }  // namespace kparity::kernels::kda
