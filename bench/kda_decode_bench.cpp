@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
   const double copy = bench::copy_gbps(std::size_t(1) << 30, 10);
   const double read = bench::read_gbps(std::size_t(1) << 30, 10);
   std::string md;
-  char line[512];
+  char line[1024];
   std::snprintf(line, sizeof line,
                 "GPU: %s (%d SMs, %.0f MB L2). Device-to-device copy: %.0f GB/s (read+write, 1 GiB, median of 10); "
                 "read-only stream: %.0f GB/s (1 GiB, whole-line 16-byte loads, bench/common/read_ceiling.cu, median of 10).\n"

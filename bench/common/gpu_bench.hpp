@@ -15,8 +15,8 @@ double median_us_per_call(const std::function<void(int, cudaStream_t)>& enqueue,
 
 // Median GB/s (read + write bytes) of cudaMemcpyAsync device-to-device over `bytes`.
 double copy_gbps(std::size_t bytes, int reps);
-// Median GB/s of a kernel that only reads `bytes` (16-byte streaming loads): the ceiling of a
-// read-dominated kernel such as the ReplaySSM decode.
+// Median GB/s of a kernel that only reads `bytes` (whole-line 16-byte streaming loads; the better
+// of two buffer placements): the ceiling of a read-dominated kernel such as the ReplaySSM decode.
 double read_gbps(std::size_t bytes, int reps);
 
 // Median milliseconds of op() on the default stream over `reps` runs after two warm-up runs.
