@@ -18,7 +18,7 @@ PHASES=${*:-build test memcheck racecheck fuzz bench}
 OPS=${OPS:-kda sparse}
 ops_has() { [[ " $OPS " == *" $1 "* ]]; }
 targets=(kparity_kernels test_gpu_dispatch kparity_cli)
-ops_has kda && targets+=(test_gpu_kda kda_decode_bench kda_host_bench)
+ops_has kda && targets+=(test_gpu_kda kda_decode_bench kda_host_bench memory_probe)
 ops_has sparse && targets+=(test_gpu_sparse bench_sparse)
 declare -A RESULT
 
@@ -73,6 +73,7 @@ if has fuzz; then
 fi
 if has bench; then
   ops_has kda && phase bench_decode 240 "$BUILD/bench/kda_decode_bench" "$OUT/kda_decode_bench.md"
+  ops_has kda && phase memory_probe 90 "$BUILD/bench/memory_probe"  # whole vs half lines, bytes in flight
   ops_has kda && [ -x "$BUILD/bench/kda_host_bench" ] && phase bench_host 60 "$BUILD/bench/kda_host_bench" --benchmark_min_time=0.2
   ops_has sparse && phase bench_sparse 240 "$BUILD/bench/bench_sparse"
 fi
@@ -85,7 +86,7 @@ fi
 echo
 echo "| phase | result |"
 echo "|---|---|"
-for k in configure build gtest_kda ctest memcheck_kda memcheck_sparse racecheck_kda racecheck_sparse fuzz replay bench_decode bench_host bench_sparse sweep_vt16 sweep_vt32 sweep_vt64 sweep_vt128 sweep_vt256; do
+for k in configure build gtest_kda ctest memcheck_kda memcheck_sparse racecheck_kda racecheck_sparse fuzz replay bench_decode memory_probe bench_host bench_sparse sweep_vt16 sweep_vt32 sweep_vt64 sweep_vt128 sweep_vt256; do
   [ -n "${RESULT[$k]:-}" ] && echo "| $k | ${RESULT[$k]} |"
 done
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck_*.log "$OUT"/racecheck_*.log 2>/dev/null
