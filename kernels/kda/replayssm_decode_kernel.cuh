@@ -36,7 +36,7 @@ namespace dev {
 // per row). A group of kGL = 2 kLanes lanes holds two consecutive rows and each lane the same
 // kEpl / 2 channels of both: its vector mm of either row covers channels (mm * kGL + r) * kV ...
 // + kV - 1, so for each mm the group reads kGL consecutive vectors, K bytes of one row (whole
-// 128-byte lines for K >= 128; one row per kLanes lanes read half lines, 4.5% less bandwidth in
+// 128-byte lines for K >= 128; one row per kLanes lanes read half lines, 4.5-6.6% less bandwidth in
 // bench/memory_probe, 200 vs 180 us at the benchmark's B = 256), and each shared-memory operand a
 // lane loads serves two rows.
 template <class S, int K>
