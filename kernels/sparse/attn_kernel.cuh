@@ -72,6 +72,60 @@ __device__ __forceinline__ int finalize(float sig, float m, float l, float& a, f
   return 1;
 }
 
+// The selected rows of query token t and this CTA's share of them: the prefix span [pb, pb + np)
+// and the extend span [eb, eb + ne) of the two CSR sources (a decreasing pair is an empty span,
+// C.1 item 1), concatenated, and split `split` of p.splits takes [j0, j1) in whole tiles of kTile.
+struct TokenSpans {
+  long long pb, np, eb = 0, ne = 0, j0, j1;
+  int ntiles;
+};
+template <int kTile>
+__device__ __forceinline__ TokenSpans token_spans(const AttnParams& p, long long t, long long split) {
+  TokenSpans sp;
+  sp.pb = ld_int(p.ptr[0], p.ptr_dt[0], t * p.ptr_s[0]);
+  sp.np = max(0LL, ld_int(p.ptr[0], p.ptr_dt[0], (t + 1) * p.ptr_s[0]) - sp.pb);
+  if (p.ptr[1] != nullptr) {
+    sp.eb = ld_int(p.ptr[1], p.ptr_dt[1], t * p.ptr_s[1]);
+    sp.ne = max(0LL, ld_int(p.ptr[1], p.ptr_dt[1], (t + 1) * p.ptr_s[1]) - sp.eb);
+  }
+  const long long n_all = sp.np + sp.ne;
+  const long long per = ((n_all + kTile - 1) / kTile + p.splits - 1) / p.splits * kTile;
+  sp.j0 = split * per;
+  sp.j1 = min(n_all, sp.j0 + per);
+  sp.ntiles = sp.j1 > sp.j0 ? static_cast<int>((sp.j1 - sp.j0 + kTile - 1) / kTile) : 0;
+  return sp;
+}
+
+// Entry j of the concatenated list as raw words, loaded without waiting for them (the index
+// threads load a tile ahead and decode an iteration later): int64 entries as two words, int32 ones
+// the same word twice; kind 0 past the share, 1 prefix, 2 extend.
+struct RawIndex {
+  int lo = 0, hi = 0, kind = 0;
+};
+__device__ __forceinline__ RawIndex load_raw_index(const AttnParams& p, const TokenSpans& sp, long long j) {
+  RawIndex r;
+  if (j < sp.j1) {
+    const bool pre = j < sp.np;
+    const int s = pre ? 0 : 1;
+    const bool wide = p.idx_dt[s] == kSpI64;
+    const char* a = static_cast<const char*>(p.idx[s]) + (pre ? sp.pb + j : sp.eb + j - sp.np) * p.idx_s[s] * (wide ? 8 : 4);
+    r.lo = __ldg(reinterpret_cast<const int*>(a));
+    r.hi = __ldg(reinterpret_cast<const int*>(a + (wide ? 4 : 0)));
+    r.kind = pre ? 1 : 2;
+  }
+  return r;
+}
+// The entry's row in its source, or -1 when masked: past the share, negative (C.1 item 3), or too
+// large for the int32 row codes.
+__device__ __forceinline__ long long raw_index_row(const AttnParams& p, const RawIndex& r) {
+  if (r.kind == 0) return -1;
+  const bool wide = p.idx_dt[r.kind - 1] == kSpI64;
+  const long long v = wide ? static_cast<long long>((static_cast<unsigned long long>(static_cast<unsigned>(r.hi)) << 32) |
+                                                    static_cast<unsigned>(r.lo))
+                           : static_cast<long long>(r.lo);
+  return v >= 0 && v <= 0x7ffffffdLL ? v : -1;
+}
+
 __device__ __forceinline__ float sink_of(const AttnParams& p, long long h) {
   return h < p.H ? ld_float(p.sink, p.sink_dt, h * p.sink_s) + p.shift : -__int_as_float(0x7f800000);
 }
@@ -97,47 +151,17 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
   const long long h0 = (bid % p.n_head_tiles) * HT, t = bid / p.n_head_tiles;
   const long long D = p.D;
 
-  // CSR spans with absolute pointers; a decreasing pair is an empty span (C.1 item 1).
-  const long long pb = dev::ld_int(p.ptr[0], p.ptr_dt[0], t * p.ptr_s[0]);
-  const long long np = max(0LL, dev::ld_int(p.ptr[0], p.ptr_dt[0], (t + 1) * p.ptr_s[0]) - pb);
-  long long eb = 0, ne = 0;
-  if (p.ptr[1] != nullptr) {
-    eb = dev::ld_int(p.ptr[1], p.ptr_dt[1], t * p.ptr_s[1]);
-    ne = max(0LL, dev::ld_int(p.ptr[1], p.ptr_dt[1], (t + 1) * p.ptr_s[1]) - eb);
-  }
-  const long long n_all = np + ne;
-  const long long per = ((n_all + kBK - 1) / kBK + p.splits - 1) / p.splits * kBK;
-  const long long j0 = split * per, j1 = min(n_all, j0 + per);
-  const int ntiles = j1 > j0 ? static_cast<int>((j1 - j0 + kBK - 1) / kBK) : 0;
+  const dev::TokenSpans sp = dev::token_spans<kBK>(p, t, split);
+  const int ntiles = sp.ntiles;
 
   // Warp 0 loads one entry per lane a tile ahead and decodes it into shared memory an iteration
   // later, so no thread ever waits on an index load (a per-thread fetch serialised 8 round trips).
   // Row code: >= 0 prefix row, <= -2 extend row (-code - 2), -1 masked (past the range, or any
-  // negative entry: C.1 item 3). int64 entries are read as two words, int32 ones twice the same word.
-  struct Raw { int lo = 0, hi = 0, kind = 0; };
-  auto load_raw = [&](int k) {
-    Raw r;
-    const long long j = j0 + static_cast<long long>(k) * kBK + lane;
-    if (j < j1) {
-      const bool pre = j < np;
-      const int s = pre ? 0 : 1;
-      const bool wide = p.idx_dt[s] == kSpI64;
-      const char* a = static_cast<const char*>(p.idx[s]) + (pre ? pb + j : eb + j - np) * p.idx_s[s] * (wide ? 8 : 4);
-      r.lo = __ldg(reinterpret_cast<const int*>(a));
-      r.hi = __ldg(reinterpret_cast<const int*>(a + (wide ? 4 : 0)));
-      r.kind = pre ? 1 : 2;
-    }
-    return r;
-  };
-  auto decode = [&](const Raw& r, int k) {
-    int code = -1;
-    if (r.kind != 0) {
-      const bool wide = p.idx_dt[r.kind - 1] == kSpI64;
-      const long long v = wide ? static_cast<long long>((static_cast<unsigned long long>(static_cast<unsigned>(r.hi)) << 32) |
-                                                        static_cast<unsigned>(r.lo))
-                               : static_cast<long long>(r.lo);
-      if (v >= 0 && v <= 0x7ffffffdLL) code = r.kind == 1 ? static_cast<int>(v) : static_cast<int>(-v - 2);
-    }
+  // negative entry: C.1 item 3).
+  auto load_raw = [&](int k) { return dev::load_raw_index(p, sp, sp.j0 + static_cast<long long>(k) * kBK + lane); };
+  auto decode = [&](const dev::RawIndex& r, int k) {
+    const long long v = dev::raw_index_row(p, r);
+    const int code = v < 0 ? -1 : r.kind == 1 ? static_cast<int>(v) : static_cast<int>(-v - 2);
     sCode[(k % kSlots) * kBK + lane] = code;
   };
 
@@ -183,9 +207,9 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
       for (int e = 0; e < 8; ++e) dst[e] = (valid && cc * 8 + e < D) ? src[e * p.q_sd] : Op::from_f(0.f);
     }
   }
-  Raw raw;
+  dev::RawIndex raw;
   if (warp == 0) {
-    const Raw r0 = load_raw(0), r1 = load_raw(1), r2 = load_raw(2);
+    const dev::RawIndex r0 = load_raw(0), r1 = load_raw(1), r2 = load_raw(2);
     decode(r0, 0);
     decode(r1, 1);
     decode(r2, 2);

@@ -53,48 +53,19 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
   const long long h0 = (bid % p.n_head_tiles) * 64, t = bid / p.n_head_tiles;
   const long long D = p.D;
 
-  const long long pb = dev::ld_int(p.ptr[0], p.ptr_dt[0], t * p.ptr_s[0]);
-  const long long np = max(0LL, dev::ld_int(p.ptr[0], p.ptr_dt[0], (t + 1) * p.ptr_s[0]) - pb);
-  long long eb = 0, ne = 0;
-  if (p.ptr[1] != nullptr) {
-    eb = dev::ld_int(p.ptr[1], p.ptr_dt[1], t * p.ptr_s[1]);
-    ne = max(0LL, dev::ld_int(p.ptr[1], p.ptr_dt[1], (t + 1) * p.ptr_s[1]) - eb);
-  }
-  const long long n_all = np + ne;
-  const long long per = ((n_all + kWgBK - 1) / kWgBK + p.splits - 1) / p.splits * kWgBK;
-  const long long j0 = split * per, j1 = min(n_all, j0 + per);
-  const int ntiles = j1 > j0 ? static_cast<int>((j1 - j0 + kWgBK - 1) / kWgBK) : 0;
+  const dev::TokenSpans sp = dev::token_spans<kWgBK>(p, t, split);
+  const int ntiles = sp.ntiles;
 
   // Threads 0-63 load one index entry each a tile ahead and decode it into slot k % 4 an iteration
   // later: tile k's addresses are written at iteration k - 2 and read up to iteration k.
-  struct Raw { int lo = 0, hi = 0, kind = 0; };
-  auto load_raw = [&](int k) {
-    Raw r;
-    const long long j = j0 + static_cast<long long>(k) * kWgBK + tid;
-    if (j < j1) {
-      const bool pre = j < np;
-      const int s = pre ? 0 : 1;
-      const bool wide = p.idx_dt[s] == kSpI64;
-      const char* a = static_cast<const char*>(p.idx[s]) + (pre ? pb + j : eb + j - np) * p.idx_s[s] * (wide ? 8 : 4);
-      r.lo = __ldg(reinterpret_cast<const int*>(a));
-      r.hi = __ldg(reinterpret_cast<const int*>(a + (wide ? 4 : 0)));
-      r.kind = pre ? 1 : 2;
-    }
-    return r;
-  };
-  auto decode = [&](const Raw& r, int k) {
+  auto load_raw = [&](int k) { return dev::load_raw_index(p, sp, sp.j0 + static_cast<long long>(k) * kWgBK + tid); };
+  auto decode = [&](const dev::RawIndex& r, int k) {
     unsigned long long addr = 0;  // masked: sentinel, negative, or past the list
-    if (r.kind != 0) {
+    if (const long long v = dev::raw_index_row(p, r); v >= 0) {
       const bool ext = r.kind == 2;
-      const bool wide = p.idx_dt[ext ? 1 : 0] == kSpI64;
-      const long long v = wide ? static_cast<long long>((static_cast<unsigned long long>(static_cast<unsigned>(r.hi)) << 32) |
-                                                        static_cast<unsigned>(r.lo))
-                               : static_cast<long long>(r.lo);
-      if (v >= 0 && v <= 0x7ffffffdLL) {
-        const T* base = static_cast<const T*>(ext ? p.src[1] : p.src[0]);
-        const long long sr = ext ? p.src_sr[1] : p.src_sr[0];
-        addr = reinterpret_cast<unsigned long long>(base + v * sr) | (ext ? 3ull : 1ull);  // rows 16-byte aligned
-      }
+      const T* base = static_cast<const T*>(ext ? p.src[1] : p.src[0]);
+      const long long sr = ext ? p.src_sr[1] : p.src_sr[0];
+      addr = reinterpret_cast<unsigned long long>(base + v * sr) | (ext ? 3ull : 1ull);  // rows 16-byte aligned
     }
     sAddr[(k % kWgSlots) * kWgBK + tid] = addr;
   };
@@ -119,7 +90,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
     }
   };
 
-  Raw raw;
+  dev::RawIndex raw;
   if (tid < kWgBK) {
     decode(load_raw(0), 0);
     decode(load_raw(1), 1);
