@@ -11,9 +11,9 @@ inline constexpr int kRecurrentThreads = 128;
 // ReplaySSM: 4 warps; a thread holds 32 channels' worth of state per pass (K < 32: a whole row), so
 // a warp covers 32 / replay_lanes_per_row(K) rows at a time (in lane groups of two rows, see
 // ReplayLayout) and a pass of the CTA covers replay_rows_per_pass(K) rows. Each thread keeps two
-// passes of state vectors in flight. The V tile
-// is a power-of-two number of passes (replayssm_decode.cpp chooses); kReplayCtasPerSm is the
-// residency the register report gives (about 126 registers x 128 threads: 4 CTAs per SM).
+// passes of state vectors in flight. The V tile is a power-of-two number of passes
+// (replayssm_decode.cpp chooses); kReplayCtasPerSm is the residency the register report gives
+// (128 registers x 128 threads: 4 CTAs per SM).
 inline constexpr int kReplayThreads = 128;
 inline constexpr int kReplayCtasPerSm = 4;
 inline constexpr std::int64_t replay_lanes_per_row(std::int64_t K) { return K < 32 ? 1 : K / 32; }

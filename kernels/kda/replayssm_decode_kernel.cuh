@@ -286,10 +286,8 @@ replayssm_decode_kernel(const ReplayParams p) {
   const auto process = [&](const uint4 (&buf)[kNVec], int pass) {
     const int j = pass * kRowsPass + jlane;
     if (!flush) {
-      // Two partial sums per row readout when a lane holds one row (even and odd vectors) halve the
-      // dependent FMA chain; with two rows per lane the rows are the independent chains.
-      constexpr int kP = kRPL == 1 ? 2 : 1;
-      float pq2[kRPL][kP] = {}, pk2[kRPL][kP] = {};
+      // The lane's two rows are independent FMA chains sharing each shared-memory operand.
+      float pq[kRPL] = {}, pk[kRPL] = {};
 #pragma unroll
       for (int mm = 0; mm < kNV1; ++mm) {
         const int k0 = chan(mm);
@@ -299,16 +297,10 @@ replayssm_decode_kernel(const ReplayParams p) {
 #pragma unroll
           for (int sel = 0; sel < kRPL; ++sel) {
             const float x = __fmul_rn(raw_elem<S>(buf[sel * kNV1 + mm], e), dt);  // float(S0) * Dtot
-            pq2[sel][mm % kP] = fmaf(x, qa, pq2[sel][mm % kP]);
-            pk2[sel][mm % kP] = fmaf(x, ka, pk2[sel][mm % kP]);
+            pq[sel] = fmaf(x, qa, pq[sel]);
+            pk[sel] = fmaf(x, ka, pk[sel]);
           }
         }
-      }
-      float pq[kRPL], pk[kRPL];
-#pragma unroll
-      for (int sel = 0; sel < kRPL; ++sel) {
-        pq[sel] = kP == 2 ? pq2[sel][0] + pq2[sel][kP - 1] : pq2[sel][0];
-        pk[sel] = kP == 2 ? pk2[sel][0] + pk2[sel][kP - 1] : pk2[sel][0];
       }
       // Ring terms through the per-entry dot products; lane r takes entries i = r mod kGL.
       if (j < VT)
