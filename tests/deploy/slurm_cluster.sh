@@ -47,13 +47,21 @@ slurm_cluster_dump_logs() {
   done
 }
 
+# Starts "$@" in the background, its output to log/NAME.out, and records its pid as run/NAME.pid.
+_slurm_spawn() {
+  local name="$1"
+  shift
+  "$@" >>"$SLURM_CLUSTER_DIR/log/$name.out" 2>&1 &
+  echo $! >"$SLURM_CLUSTER_DIR/run/$name.pid"
+}
+
 slurm_cluster_start() {
   if [ "$(id -u)" -ne 0 ]; then _slurm_log "needs root (runs slurmd and munged)"; return 1; fi
   SLURM_CLUSTER_DIR="$(mktemp -d /tmp/kparity-slurm.XXXXXX)"
   export SLURM_CLUSTER_DIR
   trap slurm_cluster_stop EXIT
   trap 'exit 130' INT TERM
-  local d="$SLURM_CLUSTER_DIR"
+  local d="$SLURM_CLUSTER_DIR" i
   mkdir -p "$d"/{etc,munge,munge-socket,state,spool,log,run}
   # munged wants its socket reachable by everyone (x on every parent) and its key private.
   chmod 755 "$d" "$d"/munge-socket
@@ -62,11 +70,24 @@ slurm_cluster_start() {
   # munge: a fresh key and a private socket, so the test never talks to (or needs) a system munged.
   dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 status=none
   chmod 400 "$d/munge/munge.key"
-  munged --socket="$d/munge-socket/munge.socket" --key-file="$d/munge/munge.key" \
-         --pid-file="$d/run/munged.pid" --log-file="$d/log/munged.log" --seed-file="$d/munge/seed" \
-         || { _slurm_log "munged did not start"; slurm_cluster_dump_logs; return 1; }
+  # The daemons run in the foreground as children of this shell, in its process group, so a kill of
+  # the test's group takes them along; a watchdog in its own session stops them and removes the
+  # dir if this shell dies some other way (SIGKILL of the shell alone). Their own pid files go to
+  # *.self.pid; run/<name>.pid holds the pid this shell started.
+  _slurm_spawn munged munged -F --socket="$d/munge-socket/munge.socket" --key-file="$d/munge/munge.key" \
+         --pid-file="$d/run/munged.self.pid" --log-file="$d/log/munged.log" --seed-file="$d/munge/seed"
+  for i in $(seq 1 50); do [ -S "$d/munge-socket/munge.socket" ] && break; sleep 0.1; done
+  [ -S "$d/munge-socket/munge.socket" ] || { _slurm_log "munged did not start"; slurm_cluster_dump_logs; return 1; }
+  setsid bash -c '
+    while kill -0 "$1" 2>/dev/null; do sleep 1; done
+    export SLURM_CONF="$2/etc/slurm.conf"
+    scancel --quiet --user root
+    for i in $(seq 1 10); do [ -z "$(squeue -h -o %i)" ] && break; sleep 0.5; done
+    for n in slurmd slurmctld munged; do [ -f "$2/run/$n.pid" ] && kill -KILL "$(cat "$2/run/$n.pid")"; done
+    rm -rf "$2"' slurm-cluster-watchdog "$$" "$d" </dev/null >/dev/null 2>&1 &
+  echo $! >"$d/run/watchdog.pid"
 
-  local host cpus mem_mb ctld_port slurmd_port i
+  local host cpus mem_mb ctld_port slurmd_port
   host="$(hostname -s)"
   cpus="$(nproc)"
   mem_mb="$(awk '/^MemTotal:/ {print int($2 / 1024 * 0.9)}' /proc/meminfo)"  # slurmd refuses more than it sees
@@ -98,8 +119,8 @@ SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=${d}/state
 SlurmdSpoolDir=${d}/spool
-SlurmctldPidFile=${d}/run/slurmctld.pid
-SlurmdPidFile=${d}/run/slurmd.pid
+SlurmctldPidFile=${d}/run/slurmctld.self.pid
+SlurmdPidFile=${d}/run/slurmd.self.pid
 SlurmctldLogFile=${d}/log/slurmctld.log
 SlurmdLogFile=${d}/log/slurmd.log
 SlurmctldDebug=${KPARITY_SLURM_DEBUG:-info}
@@ -127,14 +148,17 @@ PartitionName=debug Nodes=kpnode Default=YES MaxTime=INFINITE State=UP
 CONF
   echo "NodeName=kpnode Name=gpu File=${d}/dev/nvidia[0-$((gpus - 1))]" >"$d/etc/gres.conf"
 
-  slurmctld -f "$SLURM_CONF" || { _slurm_log "slurmctld did not start"; slurm_cluster_dump_logs; return 1; }
-  slurmd -f "$SLURM_CONF" -N kpnode || { _slurm_log "slurmd did not start"; slurm_cluster_dump_logs; return 1; }
+  _slurm_spawn slurmctld slurmctld -D -f "$SLURM_CONF"
+  _slurm_spawn slurmd slurmd -D -f "$SLURM_CONF" -N kpnode
 
   # Ready when the node is idle: slurmd registered and the controller accepts work.
-  local i state=""
+  local state="" name
   for i in $(seq 1 60); do
     state="$(sinfo -h -n kpnode -o %t 2>/dev/null || true)"
     [ "$state" = "idle" ] && break
+    for name in slurmctld slurmd; do
+      kill -0 "$(cat "$d/run/$name.pid")" 2>/dev/null || { _slurm_log "$name exited"; slurm_cluster_dump_logs; return 1; }
+    done
     sleep 0.5
   done
   if [ "$state" != "idle" ]; then
@@ -175,15 +199,20 @@ slurm_cluster_stop() {
   trap - EXIT
   [ -n "${SLURM_CLUSTER_DIR:-}" ] && [ -d "$SLURM_CLUSTER_DIR" ] || return $rc
   local d="$SLURM_CLUSTER_DIR" name pid i
-  # Jobs first (slurmd kills their processes), then slurmd, slurmctld, munged: each by its pid file,
-  # SIGTERM, then SIGKILL after 10 s.
-  [ -n "${SLURM_CONF:-}" ] && scancel --quiet --user root 2>/dev/null || true
+  [ -f "$d/run/watchdog.pid" ] && kill -TERM "$(cat "$d/run/watchdog.pid")" 2>/dev/null
+  # Jobs first (slurmd kills their processes; up to 10 s for them to go), then slurmd, slurmctld,
+  # munged: each by the pid this shell started, SIGTERM, then SIGKILL after 10 s.
+  if [ -n "${SLURM_CONF:-}" ] && [ -f "$d/run/slurmctld.pid" ]; then
+    scancel --quiet --user root 2>/dev/null || true
+    for i in $(seq 1 20); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.5; done
+  fi
   for name in slurmd slurmctld munged; do
     [ -f "$d/run/$name.pid" ] || continue
     pid="$(cat "$d/run/$name.pid")"
     kill -TERM "$pid" 2>/dev/null || continue
     for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
   done
   if [ "${KPARITY_SLURM_KEEP:-0}" = 1 ]; then
     _slurm_log "stopped; kept $d"

@@ -26,6 +26,8 @@ seed=20261201
 cases=300
 fuzz_args=(--op kda/packed_decode --backend reference)
 shards=4
+# Each wait is bounded below ctest's 600 s, so that a hung job still ends in the cleanup trap.
+wait_s=400
 
 source "$here/slurm_cluster.sh"
 t_start=$SECONDS
@@ -45,7 +47,7 @@ small=(--sbatch=--cpus-per-task=1 --sbatch=--mem=1G --sbatch=--time=00:20:00)
 
 echo "slurm_test: sharded campaign: $shards shards, seed $seed, $cases cases per property, ${fuzz_args[*]}"
 status=0
-"$root/deploy/slurm/submit.sh" -n "$shards" --cases "$cases" --seed "$seed" -o "$work/ok" \
+timeout "$wait_s" "$root/deploy/slurm/submit.sh" -n "$shards" --cases "$cases" --seed "$seed" -o "$work/ok" \
   --kparity "$kparity" "${small[@]}" --wait -- "${fuzz_args[@]}" || status=$?
 t_sharded=$SECONDS
 [ "$status" -eq 0 ] || { cat "$work/ok/logs/"*.out >&2 || true; fail "merge job exit status $status (expected 0)"; }
@@ -67,7 +69,7 @@ t_compared=$SECONDS
 
 echo "slurm_test: failure path: every shard rejects its options; the merge must still run and fail"
 status=0
-"$root/deploy/slurm/submit.sh" -n "$shards" --cases 10 --seed "$seed" -o "$work/bad" \
+timeout "$wait_s" "$root/deploy/slurm/submit.sh" -n "$shards" --cases 10 --seed "$seed" -o "$work/bad" \
   --kparity "$kparity" "${small[@]}" --wait -- --property no-such-property >"$work/bad.out" 2>&1 || status=$?
 cat "$work/bad.out"
 [ "$status" -ne 0 ] || fail "the merge of a campaign without reports succeeded"
