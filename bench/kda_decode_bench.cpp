@@ -216,15 +216,8 @@ std::size_t verify(std::int64_t B, std::int64_t HV) {
 
 int main(int argc, char** argv) {
   std::string md_path, peers_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--peers" && i + 1 < argc) peers_path = argv[++i];
-    else if (md_path.empty() && a.rfind("--", 0) != 0) md_path = a;
-    else {
-      std::fprintf(stderr, "usage: kda_decode_bench [table.md] [--peers peers.json]\n");
-      return 2;
-    }
-  }
+  if (!bench::parse_bench_args(argc, argv, md_path, peers_path, "kda_decode_bench [table.md] [--peers peers.json]"))
+    return 2;
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "properties");
   // KDA_BENCH_VERIFY=1: the aligned-vs-offset bit-identity check only (no timing).

@@ -322,15 +322,8 @@ void bench_decode(int T, int H, double gemm, double copy) {
 
 int main(int argc, char** argv) {
   std::string md_path, peers_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--peers" && i + 1 < argc) peers_path = argv[++i];
-    else if (md_path.empty() && arg.rfind("--", 0) != 0) md_path = arg;
-    else {
-      std::fprintf(stderr, "usage: bench_sparse [results.md] [--peers peers.json]\n");
-      return 2;
-    }
-  }
+  if (!kparity::bench::parse_bench_args(argc, argv, md_path, peers_path, "bench_sparse [results.md] [--peers peers.json]"))
+    return 2;
   peers = kparity::bench::PeerFigures::load(peers_path);
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));

@@ -31,7 +31,7 @@ PeerFigures PeerFigures::load(const std::string& path) {
       if (!r.value("reason", std::string()).empty()) failed += (failed.empty() ? "" : ", ") + r.value("name", std::string("?"));
     p.source_ = "peers: measured " + j.value("measured_at", std::string("(no time)")) + " on " +
                 (j.contains("gpu") && j["gpu"].is_string() ? j["gpu"].get<std::string>() : std::string("(GPU unnamed)")) +
-                " in this device call (" + file + ")" + (failed.empty() ? "" : "; not measured: " + failed);
+                " by bench/peers/run_peers.py (" + file + ")" + (failed.empty() ? "" : "; not measured: " + failed);
   } catch (const std::exception& e) {
     p.figures_ = nlohmann::json::object();
     p.source_ = "peers: not measured in this run (" + file + ": " + e.what() + ")";
@@ -51,6 +51,21 @@ std::string PeerFigures::describe(const std::string& key) const {
   const auto it = figures_.find(key);
   if (it == figures_.end() || !it->is_object()) return "";
   return it->value("peer", std::string()) + ", " + it->value("timing", std::string());
+}
+
+bool parse_bench_args(int argc, char** argv, std::string& table_md, std::string& peers_json, const char* usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--peers" && i + 1 < argc) {
+      peers_json = argv[++i];
+    } else if (table_md.empty() && a.rfind("--", 0) != 0) {
+      table_md = a;
+    } else {
+      std::fprintf(stderr, "usage: %s\n", usage);
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string peer_cell(const std::optional<double>& v, int digits) {

@@ -28,6 +28,10 @@ class PeerFigures {
   std::string source_;
 };
 
+// The benchmarks' command line: [table.md] [--peers peers.json]. False (after printing `usage`) on
+// anything else.
+bool parse_bench_args(int argc, char** argv, std::string& table_md, std::string& peers_json, const char* usage);
+
 // "12.6" (the value with `digits` decimals) or "not measured in this run".
 std::string peer_cell(const std::optional<double>& v, int digits);
 // "1.79x" (peer / ours, >1 means kparity is faster) or "-" when the peer was not measured.

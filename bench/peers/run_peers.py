@@ -60,53 +60,40 @@ def parse_replayssm(text):
     return figs
 
 
+def scan(text, pattern, figure):
+    """{key: fields} from every line matching `pattern`; figure(match) -> (key, fields)."""
+    return dict(figure(m) for m in (re.search(pattern, line) for line in text.splitlines()) if m)
+
+
 def parse_fla_decode(text):
     # "fla fused_recurrent_kda_fwd decode B=   1:     4.31 us (graph, 7 rotating slot sets), ..."
-    figs = {}
-    for line in text.splitlines():
-        m = re.search(r"decode B=\s*(\d+):\s*([\d.]+) us \(graph, (\d+) rotating", line)
-        if m:
-            figs[f"kda/packed_decode B={int(m.group(1))} HV=32"] = dict(
-                us=float(m.group(2)),
-                timing=f"CUDA-graph replay over {m.group(3)} rotating state-slot sets, median of triton do_bench")
-    return figs
+    return scan(text, r"decode B=\s*(\d+):\s*([\d.]+) us \(graph, (\d+) rotating", lambda m: (
+        f"kda/packed_decode B={int(m.group(1))} HV=32",
+        dict(us=float(m.group(2)),
+             timing=f"CUDA-graph replay over {m.group(3)} rotating state-slot sets, median of triton do_bench")))
 
 
 def parse_sparse_prefill(text):
     # "T=4096 H=64 D=512 topk=512 win=128 P=131072: 7100 us, 48.6 TFLOP/s"
-    figs = {}
-    for line in text.splitlines():
-        m = re.search(r"T=(\d+) H=(\d+) D=(\d+) topk=(\d+) win=(\d+) P=(\d+): ([\d.]+) us, ([\d.]+) TFLOP/s", line)
-        if m:
-            figs[f"sparse/paged_prefill H={m.group(2)} topk={m.group(4)}"] = dict(
-                us=float(m.group(7)), tflops=float(m.group(8)),
-                timing="eager, median of triton do_bench (L2 flushed between runs)")
-    return figs
+    return scan(text, r"T=(\d+) H=(\d+) D=(\d+) topk=(\d+) win=(\d+) P=(\d+): ([\d.]+) us, ([\d.]+) TFLOP/s",
+                lambda m: (f"sparse/paged_prefill H={m.group(2)} topk={m.group(4)}",
+                           dict(us=float(m.group(7)), tflops=float(m.group(8)),
+                                timing="eager, median of triton do_bench (L2 flushed between runs)")))
 
 
 def parse_sparse_decode(text):
     # "sglang decode H= 64 T= 1 keys/token=2048: eager   20.0 us, graph   14.0 us,    1.2 TFLOP/s (graph)"
-    figs = {}
-    for line in text.splitlines():
-        m = re.search(r"H=\s*(\d+) T=\s*(\d+) keys/token=(\d+): eager\s+([\d.]+) us, graph\s+([\d.]+) us,\s+([\d.]+) TFLOP/s",
-                      line)
-        if m:
-            figs[f"sparse/paged_decode H={int(m.group(1))} T={int(m.group(2))}"] = dict(
-                us=float(m.group(5)), eager_us=float(m.group(4)), tflops=float(m.group(6)),
-                timing="CUDA-graph replay of 10 calls, median of triton do_bench")
-    return figs
+    return scan(text, r"H=\s*(\d+) T=\s*(\d+) keys/token=(\d+): eager\s+([\d.]+) us, graph\s+([\d.]+) us,\s+([\d.]+) "
+                r"TFLOP/s", lambda m: (f"sparse/paged_decode H={int(m.group(1))} T={int(m.group(2))}",
+                                       dict(us=float(m.group(5)), eager_us=float(m.group(4)), tflops=float(m.group(6)),
+                                            timing="CUDA-graph replay of 10 calls, median of triton do_bench")))
 
 
 def parse_fla_prefill(text):
     # "chunk_kda            seqs       1x16 T=    16 H=HV=32 K=V=128:     1400.0 us      0.01 Mtok/s"
-    figs = {}
-    for line in text.splitlines():
-        m = re.search(r"^(\w+)\s+seqs\s+(\S+) T=\s*(\d+) .*:\s+([\d.]+) us\s+([\d.]+) Mtok/s", line)
-        if m:
-            op = "kda/chunk_prefill" if m.group(1) == "chunk_kda" else "kda/fused_recurrent_prefill"
-            figs[f"{op} seqs={m.group(2)}"] = dict(us=float(m.group(4)), mtok_s=float(m.group(5)),
-                                                   timing="eager, median of triton do_bench")
-    return figs
+    return scan(text, r"^(\w+)\s+seqs\s+(\S+) T=\s*(\d+) .*:\s+([\d.]+) us\s+([\d.]+) Mtok/s", lambda m: (
+        ("kda/chunk_prefill" if m.group(1) == "chunk_kda" else "kda/fused_recurrent_prefill") + f" seqs={m.group(2)}",
+        dict(us=float(m.group(4)), mtok_s=float(m.group(5)), timing="eager, median of triton do_bench")))
 
 
 PARSERS = dict(replayssm=parse_replayssm, fla_decode=parse_fla_decode, sparse_prefill=parse_sparse_prefill,
