@@ -26,7 +26,7 @@
 # Environment: OUT (results and logs; default ./gpu-suite-out), RESULTS (campaign report; default $OUT),
 # BUILD (default build-suite), OPS (kernel families, default "kda sparse"), FUZZ_CASES (default 2000),
 # FUZZ_SEED (default: fresh from /dev/urandom), FUZZ_JOBS (default $(nproc); 0 drops --jobs),
-# CAMPAIGN_TIMEOUT (seconds, default 560), REPRO_DIR (default .repro, else ../shared/repro beside the checkout),
+# CAMPAIGN_TIMEOUT (seconds, default 480), REPRO_DIR (default .repro, else ../shared/repro beside the checkout),
 # PEERS_DIR (default .peers: scripts/fetch-peers.sh fills it; carry it to the device).
 # Files in $OUT (the device returns at most 8): suite.md (the closing table), logs.tar.gz (every
 # phase's log), campaign-*.json, corpus.tar.gz (shrunk failing calls, if any), peers.json,
@@ -40,7 +40,8 @@ OUT=${OUT:-$ROOT/gpu-suite-out}
 RESULTS=${RESULTS:-$OUT}
 BUILD=${BUILD:-build-suite}
 OPS=${OPS:-kda sparse}
-LOGS=$BUILD/suite-logs
+LOGS=$BUILD/suite-logs  # this call's logs (each call's come back in its own $OUT/logs.tar.gz)
+rm -rf "$LOGS"
 mkdir -p "$OUT" "$RESULTS" "$LOGS"
 
 order=(build tests memcheck racecheck campaign replay bench gtest sweep)
@@ -67,11 +68,32 @@ export KPARITY_EXPECT_GPU=1  # a GPU test that finds no usable device fails here
 
 names=() results=()
 failed=()
+# The closing table and the logs, rewritten after every phase: a call stopped at the device's limit
+# still brings back what ran.
+report() {
+  {
+    echo "## GPU suite, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
+    echo
+    echo "GPU: $(head -n1 "$LOGS/gpu.txt"); ops: $OPS; phases: ${want[*]}"
+    echo
+    echo "| phase | result | note |"
+    echo "|---|---|---|"
+    for i in "${!names[@]}"; do echo "| ${names[$i]} | ${results[$i]%%|*} | ${results[$i]#*|} |"; done
+    grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck_*.log "$LOGS"/racecheck_*.log 2>/dev/null | sort | uniq -c
+    grep -h "properties held" "$LOGS"/campaign.log 2>/dev/null
+    grep -h "^\[  PASSED  \]\|^\[  FAILED  \]" "$LOGS"/gtest_kda.log 2>/dev/null
+    if [ ${#failed[@]} -gt 0 ]; then echo; echo "FAILED: ${failed[*]}"; else echo; echo "every phase run passed"; fi
+  } >"$OUT/suite.md"
+  [ -d "$LOGS/corpus" ] && [ -n "$(ls -A "$LOGS/corpus" 2>/dev/null)" ] && tar -czf "$OUT/corpus.tar.gz" -C "$LOGS" corpus
+  tar -czf "$OUT/logs.tar.gz" -C "$LOGS" --exclude=corpus . 2>/dev/null
+  return 0
+}
 # record NAME STATUS NOTE: STATUS pass | FAIL | info (informational, never fails the suite)
 record() {
   names+=("$1")
   results+=("$2|$3")
   [ "$2" = FAIL ] && failed+=("$1")
+  report
 }
 # phase NAME TIMEOUT COMMAND...: runs it with its log in $LOGS/NAME.log; prints the end of the log
 # (more of it on failure); returns the command's status (124: stopped at TIMEOUT).
@@ -106,12 +128,14 @@ echo "GPU: $(head -n1 "$LOGS/gpu.txt")"
 
 if has build; then
   targets=(kparity_kernels test_gpu_dispatch kparity_cli)
-  ops_has kda && targets+=(test_gpu_kda kda_decode_bench kda_host_bench memory_probe)
+  ops_has kda && targets+=(test_gpu_kda kda_decode_bench memory_probe)
   ops_has sparse && targets+=(test_gpu_sparse bench_sparse)
   gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
   [ -f "$BUILD/CMakeCache.txt" ] && gen=()  # the generator of an existing build dir stays
   if run_phase configure 120 cmake -S . -B "$BUILD" "${gen[@]}" -DKPARITY_CUDA=ON -DKPARITY_BUILD_FUZZ=ON \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$ROOT/.deps/root/usr"; then
+    # The host-cost bench exists only where Google Benchmark was found.
+    ops_has kda && cmake --build "$BUILD" --target help 2>/dev/null | grep -q kda_host_bench && targets+=(kda_host_bench)
     run_phase build 480 cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}"
   else
     record build FAIL "not run: configure failed"
@@ -151,7 +175,7 @@ if has campaign; then
   if [ "$jobs" != 0 ] && ! "$KPARITY" fuzz --help 2>&1 | grep -q -- '--jobs'; then
     record campaign FAIL "this kparity has no 'fuzz --jobs' (issue 18 item 2): $cases cases per property would not fit; FUZZ_JOBS=0 runs it sequentially"
   else
-    phase campaign "${CAMPAIGN_TIMEOUT:-560}" "$KPARITY" fuzz --backend cuda "${ops[@]}" --cases "$cases" \
+    phase campaign "${CAMPAIGN_TIMEOUT:-480}" "$KPARITY" fuzz --backend cuda "${ops[@]}" --cases "$cases" \
       --seed "$seed" "${jobs_arg[@]}" --report "$report" --corpus "$LOGS/corpus"
     rc=$?
     # The campaign holds only if the CUDA backend was there and every CUDA property ran its budget.
@@ -227,24 +251,7 @@ if has sweep && ops_has kda; then
   done
 fi
 
-# Results: at most 8 files come back from the device.
-[ -d "$LOGS/corpus" ] && [ -n "$(ls -A "$LOGS/corpus" 2>/dev/null)" ] && tar -czf "$OUT/corpus.tar.gz" -C "$LOGS" corpus
-tar -czf "$OUT/logs.tar.gz" -C "$LOGS" --exclude=corpus . 2>/dev/null
-{
-  echo "## GPU suite, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
-  echo
-  echo "GPU: $(head -n1 "$LOGS/gpu.txt"); ops: $OPS; phases: ${want[*]}"
-  echo
-  echo "| phase | result | note |"
-  echo "|---|---|---|"
-  for i in "${!names[@]}"; do echo "| ${names[$i]} | ${results[$i]%%|*} | ${results[$i]#*|} |"; done
-  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOGS"/memcheck_*.log "$LOGS"/racecheck_*.log 2>/dev/null | sort | uniq -c
-  grep -h "tests passed\|tests failed" "$LOGS"/tests.log 2>/dev/null
-  grep -h "properties held" "$LOGS"/campaign.log 2>/dev/null
-  grep -h "corpus dumps replayed" "$LOGS"/replay.log 2>/dev/null
-  grep -h "^\[  PASSED  \]\|^\[  FAILED  \]" "$LOGS"/gtest_kda.log 2>/dev/null
-  if [ ${#failed[@]} -gt 0 ]; then echo; echo "FAILED: ${failed[*]}"; else echo; echo "every phase run passed"; fi
-} >"$OUT/suite.md"
+report
 echo
 [ -f "$OUT/kda_decode_bench.md" ] && cat "$OUT/kda_decode_bench.md"
 grep -h "^| prefill\|^| decode" "$OUT/sparse_bench.md" 2>/dev/null
