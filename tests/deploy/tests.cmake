@@ -5,6 +5,10 @@ if(NOT TARGET kparity_cli)
 endif()
 set(deploy_dir ${CMAKE_CURRENT_SOURCE_DIR}/deploy)
 
+# --shard auto: JOB_COMPLETION_INDEX + KPARITY_SHARD_COUNT and the Slurm array variables -> shard i/n.
+add_test(NAME deploy.shard_env COMMAND python3 ${deploy_dir}/shard_env_test.py $<TARGET_FILE:kparity_cli>)
+set_tests_properties(deploy.shard_env PROPERTIES LABELS "cpu;deploy" TIMEOUT 300)
+
 # The manifests: strict Kubernetes schemas (1.29 and newest) and the campaign's invariants.
 add_test(NAME deploy.k8s.manifests
          COMMAND bash ${deploy_dir}/with_python_deps.sh ${deploy_dir}/check_k8s_manifests.py)
