@@ -80,7 +80,7 @@ def main():
                 failures.append(f"{text!r}: first result {ids[:1]}, expected {want}")
                 continue
             if want == "b62325e96d849b25":
-                b.screenshot(str(out / "index-search.png"))
+                b.screenshot(str(out / "index-search.png"), full_page=False)
             b.click("#result-list > li:first-child a")
             b.wait_event("Page.loadEventFired")
             b.wait_for("document.readyState === 'complete'")
@@ -110,6 +110,18 @@ def main():
                 report["table"].append({"query": q["q"], "expect": q["expect"], "got": ids[:1]})
                 if not ids or ids[0] != q["expect"]:
                     failures.append(f"table {q['kind']}: {q['q']!r}: first result {ids[:1]}, expected {q['expect']}")
+
+        # The header search of an entry page leads to the index with the results.
+        b.navigate((site / "e" / "5d9da259c68eb6c4" / "index.html").as_uri())
+        b.eval("document.querySelector('.top-search input').focus()")
+        b.type_text("force_flush on wrong device")
+        b.click(".top-search button")
+        b.wait_event("Page.loadEventFired")
+        b.wait_for("document.documentElement.dataset.ready === '1' && !document.getElementById('results').hidden",
+                   what="the index after the header search")
+        first = b.eval("(document.querySelector('#result-list > li') || {dataset: {}}).dataset.id")
+        if first != "b62325e96d849b25":
+            failures.append(f"header search from an entry page: first result {first}, expected b62325e96d849b25")
 
         # A slug permalink forwards to the id page.
         seed = by_id["066bd06e9ab538bd"]
