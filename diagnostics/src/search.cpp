@@ -232,7 +232,7 @@ std::vector<std::string> search_tokens(std::string_view text) { return tokenize(
 
 std::vector<SearchHit> search(const Catalog& c, std::string_view text, std::size_t limit) {
   // The embedded catalog never changes, so its index is built once; other catalogs may be
-  // short-lived, so theirs is built per call (about a millisecond).
+  // short-lived, so theirs is built per call.
   static const Index embedded_index = build_index(Catalog::embedded());
   std::optional<Index> own;
   const Index& ix = &c == &Catalog::embedded() ? embedded_index : own.emplace(build_index(c));
