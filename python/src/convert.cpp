@@ -116,9 +116,63 @@ TensorView make_view(void* data, nb::dlpack::dtype dt, int dev_type, int dev_id,
   return v;
 }
 
+// The DLPack C exchange API (DLPack 1.2+, `type(x).__dlpack_c_exchange_api__`, PyTorch >= 2.10):
+// a producer's C functions, one of which fills a caller-owned DLTensor with no allocation and no
+// reference taken, valid while the object lives unchanged -- exactly a check's lifetime.
+struct DLPackVersion {
+  std::uint32_t major, minor;
+};
+struct DLPackExchangeAPIHeader {
+  DLPackVersion version;
+  DLPackExchangeAPIHeader* prev_api;
+};
+struct DLPackExchangeAPI {
+  DLPackExchangeAPIHeader header;
+  void* managed_tensor_allocator;
+  void* managed_tensor_from_py_object_no_sync;
+  void* managed_tensor_to_py_object_no_sync;
+  int (*dltensor_from_py_object_no_sync)(void* py_object, nb::dlpack::dltensor* out);
+  int (*current_work_stream)(int device_type, std::int32_t device_id, void** out_stream);
+};
+
+// Per producer type: its exchange API, or nullptr (looked up once per type; types are few).
+const DLPackExchangeAPI* exchange_api(PyTypeObject* tp) {
+  static auto* cache = new std::vector<std::pair<PyTypeObject*, const DLPackExchangeAPI*>>();
+  for (const auto& [t, api] : *cache)
+    if (t == tp) return api;
+  const DLPackExchangeAPI* api = nullptr;
+  for (const char* attr : {"__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"}) {
+    PyObject* cap = PyObject_GetAttrString(reinterpret_cast<PyObject*>(tp), attr);
+    if (!cap) {
+      PyErr_Clear();
+      continue;
+    }
+    if (PyCapsule_IsValid(cap, "dlpack_exchange_api"))
+      api = static_cast<const DLPackExchangeAPI*>(PyCapsule_GetPointer(cap, "dlpack_exchange_api"));
+    Py_DECREF(cap);  // the producer keeps the capsule on its type
+    if (api && (api->header.version.major != 1 || !api->dltensor_from_py_object_no_sync)) api = nullptr;
+    if (api) break;
+  }
+  Py_INCREF(tp);  // the cache holds the type
+  cache->emplace_back(tp, api);
+  return api;
+}
+
+bool import_exchange(PyObject* obj, std::string_view name, const char* fn, TensorView& out) {
+  const DLPackExchangeAPI* api = exchange_api(Py_TYPE(obj));
+  if (!api) return false;
+  nb::dlpack::dltensor dl{};
+  if (api->dltensor_from_py_object_no_sync(obj, &dl) != 0)
+    raise(PyExc_TypeError, fmt::format("{}: argument `{}` could not cross DLPack: {}", fn, name, take_error()));
+  out = make_view(static_cast<char*>(dl.data) + dl.byte_offset, dl.dtype, dl.device.device_type, dl.device.device_id,
+                  dl.ndim, dl.shape, dl.strides, name, fn);
+  return true;
+}
+
 // torch.Tensor / torch.nn.Parameter: to_dlpack's capsule, read in place. The capsule keeps its
 // producer's destructor, which releases the export when `call.keep` drops the capsule.
-bool import_torch(PyObject* obj, std::string_view name, const char* fn, CallArgs& call, TensorView& out) {
+bool import_torch(PyObject* obj, std::string_view name, const char* fn, std::vector<nb::object>& keep,
+                  TensorView& out) {
   TorchFastPath& t = torch_fast();
   if (!t.ready) {
     // Cheap test before touching sys.modules: only objects whose type could be torch's.
@@ -131,7 +185,7 @@ bool import_torch(PyObject* obj, std::string_view name, const char* fn, CallArgs
   if (!cap)
     raise(PyExc_TypeError,
           fmt::format("{}: argument `{}` could not cross DLPack: {}", fn, name, take_error()));
-  call.keep.push_back(nb::steal(cap));
+  keep.push_back(nb::steal(cap));
   auto* dl = static_cast<nb::dlpack::dltensor*>(PyCapsule_GetPointer(cap, "dltensor"));
   if (!dl) {
     PyErr_Clear();
@@ -143,6 +197,19 @@ bool import_torch(PyObject* obj, std::string_view name, const char* fn, CallArgs
 }
 
 }  // namespace
+
+void* exchange_current_stream(PyObject* obj, int device_type, int device_id, bool& known) {
+  known = false;
+  const DLPackExchangeAPI* api = exchange_api(Py_TYPE(obj));
+  if (!api || !api->current_work_stream) return nullptr;
+  void* stream = nullptr;
+  if (api->current_work_stream(device_type, device_id, &stream) != 0) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  known = true;
+  return stream;
+}
 
 bool dtype_from_dlpack(nb::dlpack::dtype dt, DType& out) {
   if (dt.lanes != 1) return false;
@@ -181,8 +248,14 @@ const ops::OpInfo& op_or_raise(std::string_view op, const char* fn) {
 }
 
 TensorView import_tensor(PyObject* obj, std::string_view name, const char* fn, CallArgs& call) {
+  return import_tensor(obj, name, fn, call.keep, call.arrays);
+}
+
+TensorView import_tensor(PyObject* obj, std::string_view name, const char* fn, std::vector<nb::object>& keep,
+                         std::vector<nb::ndarray<nb::ro>>& arrays) {
   TensorView v;
-  if (import_torch(obj, name, fn, call, v)) return v;
+  if (import_exchange(obj, name, fn, v)) return v;
+  if (import_torch(obj, name, fn, keep, v)) return v;
   nb::ndarray<nb::ro> nd;
   if (nb::try_cast(nb::handle(obj), nd, /*convert=*/false)) {
     int64_t strides[kMaxRank + 1];
@@ -192,7 +265,7 @@ TensorView import_tensor(PyObject* obj, std::string_view name, const char* fn, C
     for (int d = 0; d < ndim && d <= kMaxRank; ++d) shape[d] = static_cast<std::int64_t>(nd.shape(d));
     v = make_view(const_cast<void*>(nd.data()), nd.dtype(), nd.device_type(), nd.device_id(), ndim, shape, strides,
                   name, fn);
-    call.arrays.push_back(std::move(nd));
+    arrays.push_back(std::move(nd));
     return v;
   }
   // Say why: not a tensor at all, or a producer that refused to export (a dtype DLPack cannot
@@ -319,6 +392,182 @@ void bind_kwargs(CallArgs& call, const ops::OpInfo& info, PyObject* kwargs, cons
     if (!((present >> i) & 1u))
       raise(PyExc_TypeError, given ? fmt::format("{}(): argument '{}' of {} is required, got None", fn, p.name, info.op)
                                    : fmt::format("{}() missing required argument '{}' of {}", fn, p.name, info.op));
+  }
+}
+
+}  // namespace kparity::py
+
+namespace kparity::py {
+namespace {
+
+// Interned parameter names of one op: call sites pass interned keyword names, so a pointer
+// comparison finds the parameter (a string comparison is the fallback).
+struct OpNames {
+  const ops::OpInfo* op = nullptr;
+  std::vector<PyObject*> names;
+};
+
+const OpNames& op_names(const ops::OpInfo& info) {
+  static auto* cache = new std::vector<OpNames>();
+  for (const auto& n : *cache)
+    if (n.op == &info) return n;
+  OpNames n{&info, {}};
+  for (const auto& p : info.params) {
+    PyObject* s = PyUnicode_InternFromString(std::string(p.name).c_str());
+    if (!s) throw nb::python_error();
+    n.names.push_back(s);  // kept for the process
+  }
+  cache->push_back(std::move(n));
+  return cache->back();
+}
+
+constexpr std::string_view kOptionNames[] = {"entry", "extra", "deep", "warnings", "stream", "sync"};
+
+PyObject* interned_option(std::size_t i) {
+  static PyObject* names[std::size(kOptionNames)] = {};
+  if (!names[i]) names[i] = PyUnicode_InternFromString(std::string(kOptionNames[i]).c_str());
+  return names[i];
+}
+
+PyObject** option_slot(FastOptions& o, std::size_t i) {
+  PyObject** slots[] = {&o.entry, &o.extra, &o.deep, &o.warnings, &o.stream, &o.sync};
+  return slots[i];
+}
+
+bool same_view(const TensorView& a, const TensorView& b) noexcept {
+  if (a.data != b.data || a.dtype != b.dtype || !(a.device == b.device) || a.device.kind != b.device.kind ||
+      a.rank != b.rank)
+    return false;
+  for (int d = 0; d < a.rank; ++d)
+    if (a.sizes[d] != b.sizes[d] || a.strides[d] != b.strides[d]) return false;
+  return true;
+}
+
+}  // namespace
+
+bool Values::operator==(const Values& o) const noexcept {
+  if (op != o.op || present != o.present) return false;
+  for (std::size_t i = 0; i < op->params.size() && i < kMaxParams; ++i) {
+    if (!((present >> i) & 1u)) continue;
+    switch (op->params[i].kind) {
+      case ops::ArgKind::tensor:
+        if (!same_view(views[i], o.views[i])) return false;
+        break;
+      case ops::ArgKind::scalar:
+        if (std::memcmp(&scalars[i], &o.scalars[i], sizeof(double)) != 0) return false;
+        break;
+      case ops::ArgKind::flag:
+        if (flags[i] != o.flags[i]) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+ArgBag Bound::bag() const {
+  ArgBag bag;
+  for (std::size_t i = 0; i < v.op->params.size() && i < kMaxParams; ++i) {
+    if (!((v.present >> i) & 1u)) continue;
+    const ops::Param& p = v.op->params[i];
+    std::string name(p.name);
+    switch (p.kind) {
+      case ops::ArgKind::tensor: bag.tensors.emplace(std::move(name), v.views[i]); break;
+      case ops::ArgKind::scalar: bag.scalars.emplace(std::move(name), v.scalars[i]); break;
+      case ops::ArgKind::flag: bag.flags.emplace(std::move(name), v.flags[i]); break;
+    }
+  }
+  return bag;
+}
+
+void Bound::to_call(CallArgs& call) const {
+  call.op = v.op;
+  call.bag = bag();
+  for (std::size_t i = 0; i < v.op->params.size() && i < kMaxParams; ++i)
+    if (((v.present >> i) & 1u) && v.op->params[i].kind == ops::ArgKind::tensor)
+      call.tensors.push_back({v.op->params[i].name, objects[i], v.views[i]});
+}
+
+bool fast_bool(PyObject* v, const char* key, bool fallback, const char* fn) {
+  if (!v || v == Py_None) return fallback;
+  if (v == Py_True) return true;
+  if (v == Py_False) return false;
+  raise(PyExc_TypeError, fmt::format("{}: option `{}` must be True or False, got {}", fn, key, type_name(v)));
+}
+
+void parse_fast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, const char* fn,
+                std::span<const std::string_view> allowed, Bound& out, FastOptions& opts) {
+  nargs = PyVectorcall_NARGS(nargs);
+  if (nargs != 1)
+    raise(PyExc_TypeError,
+          fmt::format("{}() takes the op name as its only positional argument ({} given); pass the op's arguments "
+                      "by name, or use kparity.kda / kparity.sparse for upstream's positional order",
+                      fn, nargs));
+  // The op: call sites pass the same (interned) string every time.
+  static PyObject* last_op_obj = nullptr;
+  static const ops::OpInfo* last_op = nullptr;
+  PyObject* op_obj = args[0];
+  if (op_obj != last_op_obj || !last_op) {
+    if (!PyUnicode_Check(op_obj))
+      raise(PyExc_TypeError, fmt::format("{}: op must be a str such as 'kda/replayssm_decode', got {}", fn,
+                                         type_name(op_obj)));
+    Py_ssize_t len = 0;
+    const char* s = PyUnicode_AsUTF8AndSize(op_obj, &len);
+    if (!s) throw nb::python_error();
+    last_op = &op_or_raise(std::string_view(s, static_cast<std::size_t>(len)), fn);
+    Py_XDECREF(last_op_obj);
+    Py_INCREF(op_obj);
+    last_op_obj = op_obj;
+  }
+  const ops::OpInfo& info = *last_op;
+  out.v.op = &info;
+  const OpNames& names = op_names(info);
+  const std::size_t n = names.names.size();
+  std::uint64_t seen = 0;
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    PyObject* value = args[nargs + k];
+    std::size_t i = 0;
+    while (i < n && names.names[i] != key) ++i;
+    if (i == n) {
+      // An option, or a parameter spelled with a non-interned string.
+      Py_ssize_t len = 0;
+      const char* ks = PyUnicode_AsUTF8AndSize(key, &len);
+      if (!ks) throw nb::python_error();
+      const std::string_view kv(ks, static_cast<std::size_t>(len));
+      bool option = false;
+      for (std::size_t o = 0; o < std::size(kOptionNames) && !option; ++o) {
+        if (key != interned_option(o) && kv != kOptionNames[o]) continue;
+        for (auto a : allowed) option |= (a == kOptionNames[o]);
+        if (option) *option_slot(opts, o) = value;
+      }
+      if (option) continue;
+      i = 0;
+      while (i < n && info.params[i].name != kv) ++i;
+      if (i == n) {
+        std::string list;
+        for (const auto& p : info.params) list += fmt::format("{}{}", list.empty() ? "" : ", ", p.name);
+        raise(PyExc_TypeError, fmt::format("{}() got an unexpected keyword argument '{}' for {} (its arguments: {})",
+                                           fn, kv, info.op, list));
+      }
+    }
+    const ops::Param& p = info.params[i];
+    seen |= std::uint64_t{1} << i;
+    out.objects[i] = value;
+    if (value == Py_None) continue;
+    out.v.present |= std::uint64_t{1} << i;
+    switch (p.kind) {
+      case ops::ArgKind::tensor: out.v.views[i] = import_tensor(value, p.name, fn, out.keep, out.arrays); break;
+      case ops::ArgKind::scalar: out.v.scalars[i] = scalar_value(value, p.name, fn); break;
+      case ops::ArgKind::flag: out.v.flags[i] = flag_value(value, p.name, fn); break;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const ops::Param& p = info.params[i];
+    if (!p.default_value.empty() || ((out.v.present >> i) & 1u)) continue;
+    raise(PyExc_TypeError, ((seen >> i) & 1u)
+                               ? fmt::format("{}(): argument '{}' of {} is required, got None", fn, p.name, info.op)
+                               : fmt::format("{}() missing required argument '{}' of {}", fn, p.name, info.op));
   }
 }
 
