@@ -120,8 +120,6 @@ def search(text: str, limit: int = 5) -> list[SearchHit]:
         raise TypeError(f"kparity.search: text must be a str, got {type(text).__name__}")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
         raise ValueError(f"kparity.search: limit must be a non-negative int, got {limit!r}")
-    if not hasattr(_kparity, "catalog_search"):  # TEMPORARY until the ranked search lands
-        return []
     return [SearchHit(entry(i), s, r) for i, s, r in _kparity.catalog_search(text, limit)]
 
 

@@ -10,6 +10,7 @@
 #include "kparity/diagnostics/catalog.hpp"
 #include "kparity/diagnostics/examples.hpp"
 #include "kparity/diagnostics/explain.hpp"
+#include "kparity/diagnostics/search.hpp"
 
 namespace kparity::py {
 namespace {
@@ -112,6 +113,15 @@ void bind_catalog(nb::module_& m) {
   });
   m.def("explain_sarif", [](const std::vector<std::string>& ids) { return sarif_log(entries_of(ids)).dump(2); });
   m.def("explain_json", [](std::string_view id) { return explain_json(entry_or_raise(id)).dump(2); });
+  m.def(
+      "catalog_search",
+      [](std::string_view text, std::size_t limit) {
+        nb::list hits;
+        for (const SearchHit& h : search(active_catalog(), text, limit))
+          hits.append(nb::make_tuple(h.entry->id, h.score, h.reason));
+        return hits;
+      },
+      nb::arg("text"), nb::arg("limit") = 5, "Ranked search (diagnostics/search.hpp): [(id, score, reason)], best first.");
   m.def("_fixtures_json", [] { return embedded_fixtures().dump(); });
   m.def("_build_example", [](const std::string& example_json) {
     return translate([&] { return example_data(example_json); });

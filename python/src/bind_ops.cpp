@@ -38,6 +38,7 @@ nb::dlpack::dtype to_dlpack(DType t) {
     case DType::i32: return {static_cast<std::uint8_t>(C::Int), 32, 1};
     case DType::i64: return {static_cast<std::uint8_t>(C::Int), 64, 1};
     case DType::boolean: return {static_cast<std::uint8_t>(C::Bool), 8, 1};
+    case DType::f64: return {static_cast<std::uint8_t>(C::Float), 64, 1};
   }
   return {};
 }

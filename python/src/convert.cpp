@@ -98,8 +98,8 @@ TensorView make_view(void* data, nb::dlpack::dtype dt, int dev_type, int dev_id,
                      const std::int64_t* strides, std::string_view name, const char* fn) {
   TensorView v;
   if (!dtype_from_dlpack(dt, v.dtype))
-    raise(PyExc_TypeError, fmt::format("{}: argument `{}` has dtype {}, which kparity does not read (it reads float32, "
-                                       "float16, bfloat16, int32, int64 and bool tensors)",
+    raise(PyExc_TypeError, fmt::format("{}: argument `{}` has dtype {}, which kparity does not read (it reads float64, "
+                                       "float32, float16, bfloat16, int32, int64 and bool tensors)",
                                        fn, name, dlpack_dtype_name(dt)));
   if (ndim > kMaxRank)
     raise(PyExc_TypeError,
@@ -215,7 +215,8 @@ bool dtype_from_dlpack(nb::dlpack::dtype dt, DType& out) {
   if (dt.lanes != 1) return false;
   using C = nb::dlpack::dtype_code;
   const auto code = static_cast<C>(dt.code);
-  if (code == C::Float && dt.bits == 32) out = DType::f32;
+  if (code == C::Float && dt.bits == 64) out = DType::f64;
+  else if (code == C::Float && dt.bits == 32) out = DType::f32;
   else if (code == C::Float && dt.bits == 16) out = DType::f16;
   else if (code == C::Bfloat && dt.bits == 16) out = DType::bf16;
   else if (code == C::Int && dt.bits == 32) out = DType::i32;

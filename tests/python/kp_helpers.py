@@ -17,7 +17,7 @@ from kparity import _kparity
 REPO = Path(__file__).resolve().parents[2]
 
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32,
-          "i64": torch.int64, "bool": torch.bool}
+          "i64": torch.int64, "bool": torch.bool, "f64": torch.float64}
 
 
 def has_cuda() -> bool:
