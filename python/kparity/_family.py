@@ -13,8 +13,8 @@ from ._ops_table import REQUIRED, ROWS
 
 
 class Op:
-    """One op. Its positional parameters are upstream's (``inspect.signature(op)``), kparity's own
-    extras are keyword-only."""
+    """One op. Its positional parameters are upstream's (``op.signature``), kparity's own extras are
+    keyword-only."""
 
     def __init__(self, name: str) -> None:
         self.row = ROWS[name]
@@ -25,8 +25,9 @@ class Op:
             default = inspect.Parameter.empty if p.default is REQUIRED else p.default
             params.append(inspect.Parameter(p.name, kind, default=default))
         # Python forbids a required positional parameter after one with a default; upstream has none.
-        self.__signature__ = inspect.Signature(params, __validate_parameters__=False)
-        self.__doc__ = f"{name}: {self.row.upstream}{self.__signature__}"
+        #: upstream's signature (positional parameters in upstream order; kparity's extras keyword-only)
+        self.signature = inspect.Signature(params, __validate_parameters__=False)
+        self.__doc__ = f"{name}: {self.row.upstream}{self.signature}"
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any], fn: str) -> dict[str, Any]:
         return bind_call(self.row, args, kwargs, f"{self.name}.{fn}")
@@ -63,4 +64,4 @@ class Op:
         return g(fn) if fn is not None else g
 
     def __repr__(self) -> str:
-        return f"<kparity op {self.name}{self.__signature__}>"
+        return f"<kparity op {self.name}{self.signature}>"

@@ -51,7 +51,7 @@ nb::dict example_data(const std::string& example_json) {
     auto* keep = new std::shared_ptr<BuiltExample>(ex);
     nb::capsule cap(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<BuiltExample>*>(p); });
     std::size_t shape[1] = {nbytes};
-    nb::ndarray<std::uint8_t> bytes(const_cast<std::byte*>(owner->storage().data()), 1, shape, cap);
+    nb::ndarray<nb::array_api, std::uint8_t> bytes(const_cast<std::byte*>(owner->storage().data()), 1, shape, cap);
     nb::dict t;
     t["storage"] = bytes;
     t["storage_id"] = owner_index;  // aliases share their target's storage

@@ -51,7 +51,8 @@ nb::object to_array(const TensorView& v, nb::handle owner) {
     shape[d] = static_cast<std::size_t>(v.sizes[d]);
     strides[d] = v.strides[d];
   }
-  nb::ndarray<> a(v.data, static_cast<std::size_t>(v.rank), shape, owner, strides, to_dlpack(v.dtype),
+  // array_api: an object with __dlpack__ and __dlpack_device__ (numpy.from_dlpack needs one).
+  nb::ndarray<nb::array_api> a(v.data, static_cast<std::size_t>(v.rank), shape, owner, strides, to_dlpack(v.dtype),
                   nb::device::cpu::value, 0);
   return nb::cast(a);
 }
@@ -84,6 +85,16 @@ nb::dict outputs_dict(const std::map<std::string, Tensor>& owned, nb::handle own
 }  // namespace
 
 void bind_ops(nb::module_& m) {
+  // A malformed dump or file is bad input: ValueError with the loader's message.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ops::DumpError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const SafetensorsError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
   m.def("op_table", [] {
     nb::list rows;
     for (const auto& info : ops::op_table()) {
@@ -110,10 +121,18 @@ void bind_ops(nb::module_& m) {
         const reference::Precision p = precision_or_raise(precision, fn);
         CallArgs call;
         const ops::OpInfo& info = op_or_raise(op, fn);
-        bind_kwargs(call, info, args.ptr(), fn);
+        bind_kwargs(call, info, args.ptr(), fn, {}, /*allow_missing=*/true);
         require_host(call, fn);
         auto owned = std::make_shared<std::map<std::string, Tensor>>();
-        ops::allocate_outputs(info.op, call.bag, *owned);
+        ops::allocate_outputs(info.op, call.bag, *owned);  // the outputs a caller may leave out
+        for (const auto& p : info.params) {
+          const std::string name(p.name);
+          const bool present = p.kind == ops::ArgKind::tensor   ? call.bag.tensors.count(name) != 0
+                               : p.kind == ops::ArgKind::scalar ? call.bag.scalars.count(name) != 0
+                                                                : call.bag.flags.count(name) != 0;
+          if (p.default_value.empty() && !present)
+            raise(PyExc_TypeError, fmt::format("{}() missing required argument '{}' of {}", fn, p.name, info.op));
+        }
         translate([&] { ops::run_reference(info.op, call.bag, p, ValidateOptions::strict(Entry::reference)); });
         nb::dict out;
         out["allocated"] = outputs_dict(*owned, owning(owned));

@@ -310,6 +310,8 @@ double scalar_value(PyObject* v, std::string_view name, const char* fn) {
       raise(PyExc_ValueError, fmt::format("{}: argument `{}`: {}", fn, name, take_error()));
     return d;
   }
+  if (PyUnicode_Check(v) || PyBytes_Check(v))
+    raise(PyExc_TypeError, fmt::format("{}: argument `{}` must be a number, got {}", fn, name, type_name(v)));
   if (has_attr(v, "__dlpack__"))
     raise(PyExc_TypeError, fmt::format("{}: argument `{}` must be a Python number, got a tensor ({}); upstream takes "
                                        "a float here",

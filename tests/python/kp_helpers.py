@@ -136,3 +136,55 @@ def kparity_cli() -> str | None:
         if p.exists():
             return str(p)
     return shutil.which("kparity")
+
+
+def replayssm_args(device: str = "cpu", **dims: int) -> dict[str, Any]:
+    """A small valid ReplaySSM decode call (B = 2, H = 1, HV = 2, K = V = 16, L = 4, 3 slots) with
+    deterministic values, on `device`."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "python" / "bench"))
+    from replayssm_call import replayssm_call
+
+    d = dict(B=2, H=1, HV=2, K=16, V=16, L=4, slots=3) | dims
+    args = replayssm_call(torch, "cpu", **d)
+    g = torch.Generator().manual_seed(7)
+    for k, v in args.items():
+        if isinstance(v, torch.Tensor) and v.is_floating_point():
+            v.copy_(0.5 * torch.randn(v.shape, generator=g))
+    args["g_cache"].copy_(-0.1 * torch.rand(args["g_cache"].shape, generator=g))
+    args["write_pos"].copy_(torch.tensor([1, 3], dtype=torch.int32)[: d["B"]])
+    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+
+
+def read_safetensors(path: str) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file (8-byte header length, JSON header, raw little-endian data)."""
+    import struct
+
+    raw = Path(path).read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    names = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "I32": torch.int32,
+             "I64": torch.int64, "BOOL": torch.bool, "F64": torch.float64}
+    out = {}
+    for k, v in header.items():
+        if k == "__metadata__":
+            continue
+        lo, hi = v["data_offsets"]
+        buf = bytearray(data[lo:hi])
+        t = torch.frombuffer(buf, dtype=names[v["dtype"]]) if hi > lo else torch.empty(0, dtype=names[v["dtype"]])
+        out[k] = t.reshape(v["shape"]).clone()
+    return out
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    """The tensor's bit patterns (exact comparison, NaN payloads and -0 included)."""
+    t = t.detach().cpu().contiguous()
+    if t.dtype in (torch.float32, torch.int32):
+        return t.view(torch.int32)
+    if t.dtype in (torch.float16, torch.bfloat16):
+        return t.view(torch.int16)
+    if t.dtype in (torch.float64, torch.int64):
+        return t.view(torch.int64)
+    return t
