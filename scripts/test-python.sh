@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=${KPARITY_PYTHON:-/usr/bin/python3}
-VENV=build-python/venv
+VENV=$ROOT/build-python/venv
 BUILD_DIR=${KPARITY_BUILD_DIR:-build}
 JOBS=${KPARITY_JOBS:-2}
 

@@ -247,21 +247,6 @@ void bind_checks(nb::module_& m) {
         return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iters ? iters : 1);
       },
       nb::arg("op"), nb::arg("iters"), nb::arg("kwargs"));
-  m.def(
-      "_time_bind",
-      [](std::string_view op, std::size_t iters, nb::kwargs kwargs) {
-        // The argument binding alone (DLPack imports and the ArgBag), in ns per call.
-        const char* fn = "kparity._time_bind";
-        const ops::OpInfo& info = op_or_raise(op, fn);
-        const auto t0 = std::chrono::steady_clock::now();
-        for (std::size_t i = 0; i < iters; ++i) {
-          CallArgs call;
-          bind_kwargs(call, info, kwargs.ptr(), fn, kCheckOptions);
-        }
-        const auto t1 = std::chrono::steady_clock::now();
-        return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iters ? iters : 1);
-      },
-      nb::arg("op"), nb::arg("iters"), nb::arg("kwargs"));
   m.def("_set_host_stager", [](nb::object f) { host_stager() = std::move(f); });
   m.def("_set_exception_types", &set_exception_types);
   m.def(
