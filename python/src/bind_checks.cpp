@@ -19,29 +19,6 @@ namespace {
 // The options every contract entry point takes besides the op's arguments.
 constexpr std::string_view kCheckOptions[] = {"entry", "extra", "deep", "warnings"};
 
-ValidateOptions read_options(PyObject* kwargs, const char* fn) {
-  ValidateOptions o;
-  if (PyObject* e = option(kwargs, "entry"); e && e != Py_None) {
-    Py_ssize_t n = 0;
-    const char* s = PyUnicode_Check(e) ? PyUnicode_AsUTF8AndSize(e, &n) : nullptr;
-    const std::string_view v = s ? std::string_view(s, static_cast<std::size_t>(n)) : std::string_view();
-    if (v == "kernel") o.entry = Entry::cuda_kernel;
-    else if (v == "reference") o.entry = Entry::reference;
-    else {
-      PyErr_Clear();
-      PyErr_SetString(PyExc_ValueError,
-                      fmt::format("{}: entry must be \"kernel\" or \"reference\", got {}", fn,
-                                  nb::cast<std::string>(nb::repr(nb::handle(e))))
-                          .c_str());
-      throw nb::python_error();
-    }
-  }
-  o.extra = option_bool(kwargs, "extra", false, fn);
-  o.deep = option_bool(kwargs, "deep", false, fn);
-  o.warnings = option_bool(kwargs, "warnings", true, fn);
-  return o;
-}
-
 // Set by the package: stage(obj, name) -> a host object with obj's shape, strides and dtype.
 nb::object& host_stager() {
   static auto* f = new nb::object();
@@ -158,7 +135,7 @@ bool same_options(const ValidateOptions& a, const ValidateOptions& b) {
 template <bool FirstError>
 PyObject* fast_contract(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   const char* fn = FirstError ? "kparity.check" : "kparity.validate";
-  try {
+  return python_call([&]() -> PyObject* {
     Bound b;
     FastOptions fo;
     parse_fast(args, nargs, kwnames, fn, kCheckOptions, b, fo);
@@ -174,13 +151,7 @@ PyObject* fast_contract(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnam
       memo.valid = true;
     }
     return to_list(std::move(found)).release().ptr();
-  } catch (nb::python_error& e) {
-    e.restore();
-    return nullptr;
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-    return nullptr;
-  }
+  });
 }
 
 PyObject* fast_check(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -192,8 +163,7 @@ PyObject* fast_validate(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyOb
 
 }  // namespace
 
-nb::object check_call(CallArgs& call, PyObject* kwargs, bool first_error, const char* fn) {
-  const ValidateOptions o = read_options(kwargs, fn);
+nb::object check_call(CallArgs& call, const ValidateOptions& o, bool first_error, const char* fn) {
   return to_list(run_contract(call, o, first_error, fn));
 }
 
@@ -235,11 +205,11 @@ void bind_checks(nb::module_& m) {
       "_time_contract",
       [](std::string_view op, std::size_t iters, nb::kwargs kwargs) {
         // For the overhead measurement: the C++ contract alone (kparity::OpContract::check on an
-        // ArgBag bound once), in ns per call.
+        // ArgBag bound once, upstream options), in ns per call.
         const char* fn = "kparity._time_contract";
         CallArgs call;
-        bind_kwargs(call, op_or_raise(op, fn), kwargs.ptr(), fn, kCheckOptions);
-        const ValidateOptions o = read_options(kwargs.ptr(), fn);
+        bind_kwargs(call, op_or_raise(op, fn), kwargs.ptr(), fn);
+        const ValidateOptions o = ValidateOptions::upstream();
         const OpContract* c = find_op_contract(call.op->op);
         const auto t0 = std::chrono::steady_clock::now();
         for (std::size_t i = 0; i < iters; ++i) translate([&] { return c->check(call.bag, o); });

@@ -164,7 +164,7 @@ int prepare(Bound& b, nb::dict& allocated, const char* fn) {
     // Upstream's own error first (sparse: "requires CUDA/HIP tensors"), then ours.
     CallArgs call;
     b.to_call(call);
-    check_call(call, nullptr, true, fn);
+    check_call(call, ValidateOptions::upstream(), true, fn);
     raise(PyExc_ValueError, fmt::format("{}: argument `{}` is in host memory; the CUDA kernels read device tensors "
                                         "(kparity.reference runs on host tensors)",
                                         fn, host.empty() ? std::string_view("?") : host));
@@ -213,7 +213,7 @@ const Launch& bind_launch(Bound& b, const FastOptions& fo, nb::dict& allocated, 
 
 PyObject* fast_kernel(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   const char* fn = "kparity.kernel";
-  try {
+  return python_call([&]() -> PyObject* {
     Bound b;
     FastOptions fo;
     parse_fast(args, nargs, kwnames, fn, kKernelOptions, b, fo);
@@ -236,20 +236,14 @@ PyObject* fast_kernel(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
       if ((b.v.present >> i) & 1u) written[nb::str(w.name.data(), w.name.size())] = nb::handle(b.objects[i]);
     }
     return written.release().ptr();
-  } catch (nb::python_error& e) {
-    e.restore();
-    return nullptr;
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-    return nullptr;
-  }
+  });
 }
 
 PyObject* fast_time_launcher(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   // For the host-overhead measurement: _time_launcher(op, **args) runs the launch kparity.kernel
   // makes (the C++ launcher, its contract included) 2000 times and returns the median ns of one launch.
   const char* fn = "kparity._time_launcher";
-  try {
+  return python_call([&]() -> PyObject* {
     Bound b;
     FastOptions fo;
     parse_fast(args, nargs, kwnames, fn, kKernelOptions, b, fo);
@@ -275,13 +269,7 @@ PyObject* fast_time_launcher(PyObject*, PyObject* const* args, Py_ssize_t nargs,
     cudaStreamSynchronize(stream);
     std::nth_element(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(n / 2), ns.end());
     return PyFloat_FromDouble(ns[n / 2]);
-  } catch (nb::python_error& e) {
-    e.restore();
-    return nullptr;
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-    return nullptr;
-  }
+  });
 }
 
 }  // namespace

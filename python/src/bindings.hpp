@@ -13,8 +13,8 @@ void bind_catalog(nb::module_& m);    // catalog look-ups, explain pages, search
 void bind_ops(nb::module_& m);        // the op table, reference, dumps
 void bind_kernels(nb::module_& m);    // kernel launches (only in builds with the CUDA kernels)
 
-// The contract of `call` under the options in kwargs (entry, extra, deep, warnings): the list of
-// diagnostics; with first_error, raises the first error instead and returns the warnings.
-nb::object check_call(CallArgs& call, PyObject* kwargs, bool first_error, const char* fn);
+// The contract of `call` under options `o`: the list of diagnostics; with first_error, raises the
+// first error instead and returns the warnings.
+nb::object check_call(CallArgs& call, const ValidateOptions& o, bool first_error, const char* fn);
 
 }  // namespace kparity::py

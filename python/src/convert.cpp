@@ -286,18 +286,6 @@ TensorView import_tensor(PyObject* obj, std::string_view name, const char* fn, s
                                      fn, name, type_name(obj)));
 }
 
-PyObject* option(PyObject* kwargs, const char* key) {
-  return kwargs ? PyDict_GetItemString(kwargs, key) : nullptr;  // borrowed
-}
-
-bool option_bool(PyObject* kwargs, const char* key, bool fallback, const char* fn) {
-  PyObject* v = option(kwargs, key);
-  if (!v || v == Py_None) return fallback;
-  if (!PyBool_Check(v))
-    raise(PyExc_TypeError, fmt::format("{}: option `{}` must be True or False, got {}", fn, key, type_name(v)));
-  return v == Py_True;
-}
-
 namespace {
 
 double scalar_value(PyObject* v, std::string_view name, const char* fn) {

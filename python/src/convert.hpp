@@ -61,9 +61,6 @@ bool dtype_from_dlpack(nb::dlpack::dtype dt, DType& out);
 // numpy/torch-style name of a DLPack dtype ("uint8", "float64", "complex64"), for messages.
 std::string dlpack_dtype_name(nb::dlpack::dtype dt);
 
-// Reads an option from kwargs (nullptr when absent).
-PyObject* option(PyObject* kwargs, const char* key);
-bool option_bool(PyObject* kwargs, const char* key, bool fallback, const char* fn);
 
 }  // namespace kparity::py
 
@@ -114,5 +111,19 @@ void parse_fast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, cons
                 std::span<const std::string_view> allowed, Bound& out, FastOptions& opts);
 
 bool fast_bool(PyObject* v, const char* key, bool fallback, const char* fn);
+
+// Runs the body of a raw CPython function: a Python error propagates as set, any other exception
+// becomes a RuntimeError; returns nullptr then.
+template <class F>
+PyObject* python_call(F&& f) noexcept {
+  try {
+    return f();
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
 
 }  // namespace kparity::py
