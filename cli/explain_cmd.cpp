@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "kparity/diagnostics/catalog.hpp"
 #include "kparity/diagnostics/explain.hpp"
+#include "kparity/diagnostics/search.hpp"
 
 namespace kparity::cli {
 namespace {
@@ -30,15 +31,26 @@ void print(const std::string& text) {
   if (text.empty() || text.back() != '\n') std::fputc('\n', stdout);
 }
 
+// Nothing matched exactly: the ranked candidates of kparity::search (the same ranking as the
+// site's search box), then the closest ids and slugs by spelling. Exit status stays 2.
 int unknown(const Catalog& c, const std::string& query) {
   std::fprintf(stderr, "error: no catalog entry matches '%s' (not an id, a slug, or a known message)\n", query.c_str());
+  const auto hits = search(c, query);
+  if (!hits.empty()) {
+    std::fprintf(stderr, "help: closest entries, best first (score: share of the query explained, +1 for an exact match):\n");
+    for (const auto& h : hits) {
+      const std::string& summary = h.entry->summary.empty() ? h.entry->error_message : h.entry->summary;
+      std::fprintf(stderr, "  %s  %-40s %.2f  %s\n", h.entry->id.c_str(), h.entry->slug.c_str(), h.score, summary.c_str());
+      if (!h.reason.empty()) std::fprintf(stderr, "  %16s  %s\n", "", h.reason.c_str());
+    }
+  }
   auto near = c.suggest(query);
   if (!near.empty()) {
     std::string list;
     for (const auto& s : near) list += fmt::format("{}{}", list.empty() ? "" : ", ", s);
     std::fprintf(stderr, "help: did you mean %s?\n", list.c_str());
   }
-  std::fprintf(stderr, "help: `kparity explain --list` shows every entry\n");
+  std::fprintf(stderr, "help: `kparity explain <id>` shows an entry; `kparity explain --list` shows every entry\n");
   return kExitBadInput;
 }
 

@@ -8,11 +8,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "dump.hpp"
-#include "kparity/core/format.hpp"
-#include "kparity/core/safetensors.hpp"
 #include "kparity/fuzz/differential.hpp"
 #include "kparity/fuzz/property.hpp"
+#include "kparity/ops/dump.hpp"
 
 namespace kparity::fuzz {
 namespace {
@@ -53,22 +51,16 @@ bool accepted(const std::string& op, const ArgBag& bag, const ValidateOptions& o
 
 void write_call(const Call& call, const std::string& path, const Call* expected,
                 const std::map<std::string, std::string>& info) {
-  std::map<std::string, TensorView> tensors;
-  for (const auto& [name, t] : call.tensors) tensors.emplace(name, t.view());
+  std::map<std::string, TensorView> expected_views;
   if (expected != nullptr) {
     for (const auto& name : call.written)
       if (auto it = expected->tensors.find(name); it != expected->tensors.end())
-        tensors.emplace("expected." + name, it->second.view());
+        expected_views.emplace(name, it->second.view());
   }
-  std::map<std::string, std::string> meta{{"op", call.op}};
-  // py_float is the shortest round-trip spelling ("inf" and "nan" included), which the dump
-  // loader's strtod reads back bit for bit.
-  for (const auto& [name, v] : call.scalars) meta[name] = py_float(v);
-  for (const auto& [name, v] : call.flags) meta[name] = v ? "true" : "false";
-  for (const auto& [key, v] : info) meta["kparity." + key] = v;
-  if (!call.description.empty() && !info.count("description")) meta["kparity.description"] = call.description;
-  if (!call.options.deep) meta["kparity.deep"] = "false";
-  write_safetensors(path, tensors, meta);
+  std::map<std::string, std::string> meta = info;
+  if (!call.description.empty() && !info.count("description")) meta["description"] = call.description;
+  if (!call.options.deep) meta["deep"] = "false";
+  ops::save_dump(path, call.op, call.bag(), expected_views, meta);
 }
 
 std::string save_call(const Call& call, const std::string& dir, const std::string& stem,
@@ -87,9 +79,9 @@ std::string save_call(const Call& call, const std::string& dir, const std::strin
 }
 
 Call load_call(const std::string& path, std::map<std::string, Tensor>* expected) {
-  const cli::Dump d = cli::load_dump(path);
+  const ops::Dump d = ops::load_dump(path);
   Call c;
-  c.op = std::string(d.runner->op);
+  c.op = std::string(d.op->op);
   if (auto it = d.file.metadata.find("kparity.deep"); it != d.file.metadata.end()) c.options.deep = it->second != "false";
   // The loader allocates outputs a dump may leave out. An optional one (kda/recurrent's
   // final_state) would give the call an output the saved call did not have: keep only those
@@ -107,12 +99,8 @@ Call load_call(const std::string& path, std::map<std::string, Tensor>* expected)
   }
   c.scalars = bag.scalars;
   c.flags = bag.flags;
-  for (auto name : d.runner->written) {
-    // lse is only an output when return_lse is set; otherwise it is an ignored argument.
-    if (name == "lse" && !bag.flag("return_lse")) continue;
-    if (c.tensors.count(std::string(name))) c.written.emplace_back(name);
-  }
-  for (auto name : d.runner->pure_outputs)
+  for (auto& name : d.op->written_by(bag)) c.written.push_back(std::move(name));
+  for (auto name : d.op->pure_outputs())
     if (std::find(c.written.begin(), c.written.end(), name) != c.written.end()) c.pure_outputs.emplace_back(name);
   if (auto it = d.file.metadata.find("kparity.description"); it != d.file.metadata.end()) c.description = it->second;
   if (expected != nullptr) {

@@ -1,5 +1,5 @@
 #pragma once
-// The corpus: calls saved as `kparity run` dumps (cli/dump.hpp's convention: tensors by upstream
+// The corpus: calls saved as `kparity run` dumps (ops/dump.hpp's convention: tensors by upstream
 // name, __metadata__ "op" plus every scalar and flag, `expected.<name>` oracle outputs), and their
 // replay as regression cases.
 #include <iosfwd>
@@ -21,7 +21,7 @@ void write_call(const Call& call, const std::string& path, const Call* expected 
 std::string save_call(const Call& call, const std::string& dir, const std::string& stem,
                       const std::map<std::string, std::string>& info = {});
 
-// Reads a dump (through `kparity run`'s loader) into a Call; `written` and `pure_outputs` come
+// Reads a dump (ops::load_dump, as `kparity run` does) into a Call; `written` and `pure_outputs` come
 // from the op. expected.* tensors, if any, go to `expected`. Throws on a malformed dump.
 Call load_call(const std::string& path, std::map<std::string, Tensor>* expected = nullptr);
 

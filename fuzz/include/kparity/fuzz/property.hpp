@@ -15,6 +15,7 @@
 #include "kparity/fuzz/backend.hpp"
 #include "kparity/fuzz/call.hpp"
 #include "kparity/fuzz/differential.hpp"
+#include "kparity/ops/op_table.hpp"
 #include "kparity/reference/precision.hpp"
 
 namespace kparity::fuzz {
@@ -136,8 +137,8 @@ CampaignResult run_campaign(const CampaignOptions& o, std::ostream& log);
 // The repro command of a failed outcome.
 std::string repro_command(const PropertyOutcome& o, const CampaignOptions& options);
 
-// The reference of `op` run on arguments by name (throws what the reference throws).
-void run_reference(std::string_view op, const ArgBag& bag, reference::Precision p, const ValidateOptions& o);
+// The reference of `op` run on arguments by name: the op table's dispatch (ops/op_table.hpp).
+using ops::run_reference;
 
 // |a - b| <= atol + rtol * |b| elementwise over equal shapes; on failure returns a description of
 // the worst element (index, both values, the bound), else an empty string.

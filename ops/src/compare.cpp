@@ -1,11 +1,13 @@
-#include "compare.hpp"
+#include "kparity/ops/compare.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <vector>
 
 #include "kparity/core/format.hpp"
 
-namespace kparity::cli {
+namespace kparity::ops {
 namespace {
 
 // torch.testing.assert_close defaults (rtol, atol).
@@ -53,13 +55,16 @@ Tolerance documented_tolerance(std::string_view op, std::string_view name, DType
 Comparison compare(const TensorView& got, const TensorView& expected, const Tolerance& tol) {
   Comparison c;
   if (got.shape() != expected.shape()) {
+    c.shape_mismatch = true;
     c.problem = "shape " + py_tuple(got.shape()) + " but expected " + py_tuple(expected.shape());
     return c;
   }
   c.count = got.numel();
-  for (std::int64_t i = 0; i < c.count; ++i) {
-    const double g = got.load_flat(i);
-    const double e = expected.load_flat(i);
+  double worst = 0.0;
+  for_each_element(expected, [&](std::span<const std::int64_t> idx, std::int64_t) {
+    const double g = got.load(idx);
+    const double e = expected.load(idx);
+    const double bound = tol.atol + tol.rtol * std::fabs(e);
     bool ok;
     if (std::isnan(e) || std::isinf(e)) {
       ok = std::isnan(e) ? std::isnan(g) : g == e;
@@ -69,11 +74,23 @@ Comparison compare(const TensorView& got, const TensorView& expected, const Tole
       const double diff = std::fabs(g - e);
       c.max_abs = std::max(c.max_abs, diff);
       if (e != 0.0) c.max_rel = std::max(c.max_rel, diff / std::fabs(e));
-      ok = diff <= tol.atol + tol.rtol * std::fabs(e);
+      ok = diff <= bound;
     }
-    if (!ok) ++c.mismatched;
-  }
+    if (ok) return;
+    ++c.mismatched;
+    // How far beyond its bound: a non-finite disagreement is infinitely far.
+    const double excess = std::isfinite(g - e) ? std::fabs(g - e) / bound : INFINITY;
+    if (excess > worst) {
+      worst = excess;
+      std::ostringstream os;
+      os.precision(9);
+      os << "at " << py_tuple(std::vector<std::int64_t>(idx.begin(), idx.end())) << ": actual " << g << ", expected "
+         << e << ", |diff| " << std::fabs(g - e) << " > " << bound << " (atol " << tol.atol << ", rtol " << tol.rtol
+         << ")";
+      c.worst = os.str();
+    }
+  });
   return c;
 }
 
-}  // namespace kparity::cli
+}  // namespace kparity::ops
