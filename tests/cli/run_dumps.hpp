@@ -1,6 +1,7 @@
 #pragma once
 // Small `kparity run` dumps written with kparity::write_safetensors (one per op family, the catalog
 // fixtures' shapes) and a fixture that runs the CLI on them in a scratch directory.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -114,6 +115,15 @@ inline DumpSpec recurrent_dump() {
   t["cu_seqlens"] = ints(DType::i32, {3}, {0, 2, 5});
   d.metadata = {{"op", "kda/recurrent"}, {"scale", "0.25"}, {"use_qk_l2norm", "true"}};
   return d;
+}
+
+// The committed corpus (fuzz/corpus/*.safetensors), sorted.
+inline std::vector<fs::path> corpus_dumps() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(fs::path(KPARITY_SOURCE_DIR) / "fuzz" / "corpus"))
+    if (e.path().extension() == ".safetensors") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 inline double sum_abs(const TensorView& v) {

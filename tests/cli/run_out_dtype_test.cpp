@@ -11,14 +11,6 @@
 namespace kparity::test {
 namespace {
 
-std::vector<fs::path> corpus_dumps() {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(fs::path(KPARITY_SOURCE_DIR) / "fuzz" / "corpus"))
-    if (e.path().extension() == ".safetensors") out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // Same value: equal bits after widening, or both NaN.
 bool same(double a, double b) {
   return (std::isnan(a) && std::isnan(b)) || std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);

@@ -1,30 +1,14 @@
 // `kparity run --backend cuda|all` on every fuzz/corpus dump (GPU machine): the kernel's results meet
 // the fuzz harness's differential rule against the oracle and the dump's expected.* within the
 // documented tolerance; a call the kernel does not support is refused with its NotImplementedError.
-#include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <string>
-#include <vector>
 
-#include <gtest/gtest.h>
-
-#include "cli/cli_runner.hpp"
-#include "kparity/core/safetensors.hpp"
+#include "cli/run_dumps.hpp"
 #include "support/gpu_env.hpp"
 
 namespace kparity::test {
 namespace {
-
-namespace fs = std::filesystem;
-
-std::vector<fs::path> corpus_dumps() {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(fs::path(KPARITY_SOURCE_DIR) / "fuzz" / "corpus"))
-    if (e.path().extension() == ".safetensors") out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 class GpuCliRun : public ::testing::Test {
  protected:
