@@ -7,9 +7,10 @@
 #include "run_results.hpp"
 
 #ifdef KPARITY_HAVE_FUZZ
-#include "kparity/fuzz/backend.hpp"
-#include "kparity/fuzz/differential.hpp"
-#include "kparity/fuzz/property.hpp"
+#include "kparity/fuzz/backends/backend.hpp"
+#include "kparity/fuzz/backends/reference.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/properties/differential.hpp"
 #endif
 
 namespace kparity::cli {
