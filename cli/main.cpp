@@ -34,10 +34,14 @@ int main(int argc, char** argv) {
   run_cmd->add_option("dump", ro.dump, "The dump (.safetensors); see README, 'Replaying a call'")->required();
   run_cmd->add_option("--precision", ro.precision, "oracle (fp64, the truth) or faithful (upstream rounding points)")
       ->check(CLI::IsMember({"oracle", "faithful"}));
-  run_cmd->add_option("--out-dtype", ro.out_dtype, "Write outputs as f32 (oracle: computed without bf16/f16 rounding)")
+  run_cmd->add_option("--out-dtype", ro.out_dtype,
+                      "Write outputs as f32 or f64 (oracle: stored once in that dtype; f64 is not rounded at all)")
       ->check(CLI::IsMember({"f32", "f64"}));
-  run_cmd->add_option("--backend", ro.backend, "reference (scalar host reference)");
-  run_cmd->add_option("-o,--output", ro.output, "Result file (default: <dump>.result.safetensors)");
+  run_cmd->add_option("--backend", ro.backend,
+                      "reference (scalar host reference), cuda (kparity's kernel, judged against the oracle) or all")
+      ->check(CLI::IsMember({"reference", "cuda", "all"}));
+  run_cmd->add_option("-o,--output", ro.output,
+                      "Result file (default: <dump>.result.safetensors; with --backend all, one per backend: <stem>.<backend>.safetensors)");
   run_cmd->add_option("--atol", ro.atol, "Absolute tolerance for every expected.* comparison (needs --rtol)");
   run_cmd->add_option("--rtol", ro.rtol, "Relative tolerance for every expected.* comparison (needs --atol)");
 
