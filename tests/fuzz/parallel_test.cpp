@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/scratch_dir.hpp"
 #include "decode_spec.hpp"
 #include "kparity/core/safetensors.hpp"
 #include "kparity/fuzz/backends/reference.hpp"
@@ -29,12 +30,7 @@ namespace fs = std::filesystem;
 
 const std::string kOp = "sparse/paged_decode";
 
-fs::path scratch(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("kparity_parallel_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path scratch(const std::string& name) { return kparity::test::scratch_dir("parallel_" + name); }
 
 // Wrong only on a rare shape (T = 3, H = 2, D = 8, P = 5: about one case in 120 of decode_spec's
 // draws), so that with the seed below the first failure comes in chunk 2 and later chunks may fail

@@ -18,6 +18,14 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// Each field the larger of the two: the worst a property saw over its cases.
+void keep_worst(ErrorStat& s, const ErrorStat& e) {
+  s.backend = std::max(s.backend, e.backend);
+  s.faithful = std::max(s.faithful, e.faithful);
+  s.bound = std::max(s.bound, e.bound);
+  s.ratio = std::max(s.ratio, e.ratio);
+}
+
 // Collects what each searched case noted. Only passing cases of the search count: shrink attempts
 // re-run the body on smaller inputs and would skew the coverage, so their notes are dropped.
 class CaseCollector : public rc::detail::TestListener {
@@ -29,13 +37,7 @@ class CaseCollector : public rc::detail::TestListener {
     if (d.result.type == rc::detail::CaseResult::Type::Discard) ++out_.discarded;
     if (d.result.type != rc::detail::CaseResult::Type::Success) return;
     for (auto& b : buckets) ++out_.buckets[b];
-    for (const auto& [name, e] : errors) {
-      ErrorStat& s = out_.max_errors[name];
-      s.backend = std::max(s.backend, e.backend);
-      s.faithful = std::max(s.faithful, e.faithful);
-      s.bound = std::max(s.bound, e.bound);
-      s.ratio = std::max(s.ratio, e.ratio);
-    }
+    for (const auto& [name, e] : errors) keep_worst(out_.max_errors[name], e);
   }
   void onShrinkTried(const rc::detail::CaseDescription&, bool) override {
     take_buckets();
@@ -199,13 +201,7 @@ PropertyOutcome merge_chunk_runs(std::vector<PropertyOutcome> runs) {
     m.seconds += r.seconds;
     m.chunks_run += r.chunks_run;
     for (const auto& [b, n] : r.buckets) m.buckets[b] += n;
-    for (const auto& [t, e] : r.max_errors) {
-      ErrorStat& s = m.max_errors[t];
-      s.backend = std::max(s.backend, e.backend);
-      s.faithful = std::max(s.faithful, e.faithful);
-      s.bound = std::max(s.bound, e.bound);
-      s.ratio = std::max(s.ratio, e.ratio);
-    }
+    for (const auto& [t, e] : r.max_errors) keep_worst(m.max_errors[t], e);
     if (!r.passed && (!failure || r.failed_chunk() < failure->failed_chunk())) failure = &r;
   }
   if (failure) {
