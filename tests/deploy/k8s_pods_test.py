@@ -8,6 +8,7 @@ one unsharded run of the same seed and budget (compare_reports.py).
 
 The campaign is the test's own (4 shards, a short CPU campaign); the commands are the manifests'.
 """
+import json
 import os
 import pathlib
 import subprocess
@@ -50,16 +51,21 @@ def main():
         campaign_dir = tmp / "reports" / "campaign"
         env = base_env(tmp / "bin") | CAMPAIGN | {"KPARITY_CAMPAIGN_DIR": str(campaign_dir)}
 
-        shard = container_script("fuzz-job")
+        shard_pod = container_script("fuzz-job")
         for i in range(SHARDS):
-            r = subprocess.run(["sh", "-c", shard], env=env | {"JOB_COMPLETION_INDEX": str(i), "KPARITY_FUZZ_JOBS": "1"},
+            r = subprocess.run(["sh", "-c", shard_pod], env=env | {"JOB_COMPLETION_INDEX": str(i), "KPARITY_FUZZ_JOBS": "1"},
                                capture_output=True, text=True)
             if r.returncode != 0:
                 print(r.stdout[-3000:], r.stderr[-3000:], sep="\n")
                 print(f"FAIL shard pod {i}: exit status {r.returncode}")
                 return 1
-            if not (campaign_dir / f"shard-{i}.json").is_file():
+            report = campaign_dir / f"shard-{i}.json"
+            if not report.is_file():
                 print(f"FAIL shard pod {i} left no shard-{i}.json")
+                return 1
+            ran = json.loads(report.read_text()).get("shard")
+            if ran != {"index": i, "count": SHARDS}:
+                print(f"FAIL shard pod {i} ran shard {ran}, expected {i}/{SHARDS}")
                 return 1
         leftovers = sorted(p.name for p in campaign_dir.glob(".shard-*.part"))
         if leftovers:

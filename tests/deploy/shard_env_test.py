@@ -4,11 +4,13 @@
   shard_env_test.py path/to/kparity        (ctest: deploy.shard_env; exit 0 pass, 1 fail)
 
 - Kubernetes: JOB_COMPLETION_INDEX=i with KPARITY_SHARD_COUNT=n runs exactly shard i/n (its report
-  equals `--shard i/n`'s: same properties, cases, verdicts, buckets), for every i of n = 3;
+  equals `--shard i/n`'s: same shard, chunks, properties, cases, verdicts, buckets), for every i of
+  n = 3;
 - Slurm: SLURM_ARRAY_TASK_ID=i with SLURM_ARRAY_TASK_COUNT=n, likewise;
 - refused with exit status 2 and a message, before any case runs: no shard variables at all, an
   index outside 0..n-1, a count of 0, a non-number, an index without its count.
 """
+import json
 import os
 import pathlib
 import subprocess
@@ -51,6 +53,12 @@ def main():
                                    capture_output=True, text=True)
                 if c.returncode != 0:
                     failures.append(f"{engine} {env} is not shard {i}/{N}:\n{c.stdout}")
+                got, want = json.loads(auto.read_text()), json.loads(explicit.read_text())
+                if got.get("shard") != {"index": i, "count": N}:
+                    failures.append(f"{engine} {env}: the report says shard {got.get('shard')}, expected {i}/{N}")
+                chunks = lambda r: {p["name"]: p.get("chunks") for p in r["properties"]}
+                if chunks(got) != chunks(want):
+                    failures.append(f"{engine} {env}: other chunks than --shard {i}/{N}: {chunks(got)} vs {chunks(want)}")
 
         refused = {
             "no shard variables": {},

@@ -58,6 +58,9 @@ for ((i = 0; i < shards; i++)); do
   line="$(scontrol -o show job "${array_job}_$i")"
   grep -q "JobState=COMPLETED" <<<"$line" || fail "array task $i: $(grep -o 'JobState=[A-Z_]*' <<<"$line")"
   grep -q "TresPerNode=gres:gpu:1" <<<"$line" || fail "array task $i did not ask for one GPU"
+  got="$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["shard"]; print("%d/%d" % (s["index"], s["count"]))' \
+        "$work/ok/shard-$i.json")"
+  [ "$got" = "$i/$shards" ] || fail "array task $i ran shard $got, expected $i/$shards"
 done
 [ -f "$work/ok/all.json" ] || fail "the merge job wrote no all.json"
 
