@@ -11,6 +11,7 @@
 #include "kparity/diagnostics/catalog.hpp"
 #include "kparity/diagnostics/explain.hpp"
 #include "kparity/diagnostics/search.hpp"
+#include "kparity/diagnostics/site.hpp"
 
 namespace kparity::cli {
 namespace {
@@ -54,6 +55,23 @@ int unknown(const Catalog& c, const std::string& query) {
   return kExitBadInput;
 }
 
+// `--site DIR`: the whole catalog as a static site (issue 17); the catalog was loaded, and rejected
+// with status 2 if malformed, before anything is written.
+int write_site_cmd(const Catalog& c, const ExplainOptions& o, const std::string& query) {
+  if (!query.empty() || o.json || o.sarif || o.markdown || o.list || !o.op.empty() || !o.tag.empty()) {
+    std::fprintf(stderr, "error: --site writes every entry; it takes no query, --json, --sarif, --markdown, --list, --op or --tag\n");
+    return kExitBadInput;
+  }
+  try {
+    write_site(c, o.site, {.force = o.force, .catalog_label = o.catalog});
+  } catch (const SiteError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitBadInput;
+  }
+  std::printf("wrote %zu entry pages to %s; open %s/index.html\n", c.entries().size(), o.site.c_str(), o.site.c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int explain(const ExplainOptions& o) {
@@ -73,6 +91,11 @@ int explain(const ExplainOptions& o) {
   }
   const Catalog& c = override_catalog ? *override_catalog : Catalog::embedded();
   const std::string query = joined(o.query);
+  if (o.force && o.site.empty()) {
+    std::fprintf(stderr, "error: --force only applies to --site DIR\n");
+    return kExitBadInput;
+  }
+  if (!o.site.empty()) return write_site_cmd(c, o, query);
 
   // One entry: the page, or its JSON / SARIF rule.
   if (!query.empty() && !o.list && !o.markdown) {
@@ -105,7 +128,8 @@ int explain(const ExplainOptions& o) {
     std::fprintf(stderr,
                  "usage: kparity explain <id | slug | \"pasted message\">\n"
                  "       kparity explain --list [prefix] [--op OP] [--tag TAG]\n"
-                 "       kparity explain [--json | --sarif | --markdown] [query]\n");
+                 "       kparity explain [--json | --sarif | --markdown] [query]\n"
+                 "       kparity explain --site DIR [--force] [--catalog PATH]\n");
     return kExitBadInput;
   }
   return kExitOk;

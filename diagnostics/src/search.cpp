@@ -3,8 +3,9 @@
 #include "kparity/diagnostics/search.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
-#include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -230,7 +231,11 @@ std::string join(const std::vector<std::string>& words) {
 std::vector<std::string> search_tokens(std::string_view text) { return tokenize(text); }
 
 std::vector<SearchHit> search(const Catalog& c, std::string_view text, std::size_t limit) {
-  const Index ix = build_index(c);
+  // The embedded catalog never changes, so its index is built once; other catalogs may be
+  // short-lived, so theirs is built per call.
+  static const Index embedded_index = build_index(Catalog::embedded());
+  std::optional<Index> own;
+  const Index& ix = &c == &Catalog::embedded() ? embedded_index : own.emplace(build_index(c));
   const std::vector<std::string> qs = tokenize(text);
   const std::string key = lowered(detail::trim(text));
   const auto by_message = c.by_message(text);

@@ -1,6 +1,5 @@
 #include "kparity/fuzz/call.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace kparity::fuzz {
@@ -27,10 +26,6 @@ Tensor& Call::at(const std::string& name) {
 
 const Tensor& Call::at(const std::string& name) const { return const_cast<Call&>(*this).at(name); }
 
-bool Call::is_pure_output(std::string_view name) const {
-  return std::find(pure_outputs.begin(), pure_outputs.end(), name) != pure_outputs.end();
-}
-
 void note_bucket(std::string bucket) { t_buckets.push_back(std::move(bucket)); }
 
 std::vector<std::string> take_buckets() {
@@ -45,23 +40,6 @@ std::optional<Call> take_recorded_call() {
   std::optional<Call> out;
   out.swap(t_recorded);
   return out;
-}
-
-const std::vector<OpFuzzSpec>& op_specs() {
-  static const std::vector<OpFuzzSpec> specs = [] {
-    std::vector<OpFuzzSpec> all = kda_specs();
-    for (auto& s : sparse_specs()) all.push_back(std::move(s));
-    return all;
-  }();
-  return specs;
-}
-
-const OpFuzzSpec& spec_for(std::string_view op) {
-  for (const auto& s : op_specs())
-    if (s.op == op) return s;
-  std::string known;
-  for (const auto& s : op_specs()) known += (known.empty() ? "" : ", ") + s.op;
-  throw std::invalid_argument("no fuzz spec for op '" + std::string(op) + "' (known: " + known + ")");
 }
 
 }  // namespace kparity::fuzz
