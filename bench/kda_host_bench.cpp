@@ -13,6 +13,7 @@
 #include <new>
 
 #include "kda/prepare.hpp"
+#include "kparity/diagnostics/contracts/kda_chunk.hpp"
 #include "kparity/diagnostics/contracts/sparse_paged_decode.hpp"
 #include "kparity/diagnostics/contracts/sparse_paged_prefill.hpp"
 
@@ -83,6 +84,21 @@ kda::RecurrentArgs recurrent_args() {
   a.g = v(DType::f32, {T, HV, K}); a.beta = v(DType::bf16, {T, HV});
   a.initial_state = v(DType::f32, {N, HV, V, K}); a.final_state = v(DType::f32, {N, HV, V, K});
   a.out = v(DType::bf16, {T, HV, V}); a.cu_seqlens = v(DType::i32, {N + 1});
+  return a;
+}
+
+// fla chunk_kda, varlen prefill (issue 16's 8 x 1024 row): H = HV = 32, K = V = 128, bf16, raw gate
+// with A_log and dt_bias, logit beta, fp32 K-first states; issue 16 target: <= 300 ns.
+kda::ChunkArgs chunk_args() {
+  const std::int64_t T = 8192, H = 32, HV = 32, K = 128, V = 128, N = 8;
+  const auto v = fake_view;
+  kda::ChunkArgs a;
+  a.q = v(DType::bf16, {1, T, H, K}); a.k = v(DType::bf16, {1, T, H, K}); a.v = v(DType::bf16, {1, T, HV, V});
+  a.g = v(DType::bf16, {1, T, HV, K}); a.beta = v(DType::bf16, {1, T, HV});
+  a.A_log = v(DType::f32, {HV}); a.dt_bias = v(DType::f32, {HV * K});
+  a.initial_state = v(DType::f32, {N, HV, K, V}); a.final_state = v(DType::f32, {N, HV, K, V});
+  a.out = v(DType::bf16, {1, T, HV, V}); a.cu_seqlens = v(DType::i64, {N + 1});
+  a.output_final_state = a.use_qk_l2norm_in_kernel = a.use_gate_in_kernel = a.use_beta_sigmoid_in_kernel = true;
   return a;
 }
 
@@ -164,6 +180,12 @@ void BM_RecurrentContractShapeChecks(benchmark::State& st) {
 }
 BENCHMARK(BM_RecurrentContractShapeChecks);
 
+void BM_ChunkContractShapeChecks(benchmark::State& st) {
+  const auto a = chunk_args();
+  time_calls(st, [&] { return kda::try_check_chunk(a, ValidateOptions::upstream()); });
+}
+BENCHMARK(BM_ChunkContractShapeChecks);
+
 void BM_SparseDecodeContractShapeChecks(benchmark::State& st) {
   const auto a = sparse_decode_args();
   time_calls(st, [&] { return sparse::try_check_paged_decode(a, ValidateOptions::upstream()); });
@@ -193,6 +215,12 @@ void BM_RecurrentContractExtraChecks(benchmark::State& st) {
   time_calls(st, [&] { return kda::try_check_recurrent(a, with_extra()); });
 }
 BENCHMARK(BM_RecurrentContractExtraChecks);
+
+void BM_ChunkContractExtraChecks(benchmark::State& st) {
+  const auto a = chunk_args();
+  time_calls(st, [&] { return kda::try_check_chunk(a, with_extra()); });
+}
+BENCHMARK(BM_ChunkContractExtraChecks);
 
 void BM_SparseDecodeContractExtraChecks(benchmark::State& st) {
   const auto a = sparse_decode_args();

@@ -13,12 +13,14 @@
 namespace kparity {
 namespace {
 
-constexpr std::array<std::pair<ErrorClass, std::string_view>, 6> kClassNames = {{
+constexpr std::array<std::pair<ErrorClass, std::string_view>, 8> kClassNames = {{
     {ErrorClass::ValueError, "ValueError"},
     {ErrorClass::RuntimeError, "RuntimeError"},
     {ErrorClass::IndexError, "IndexError"},
     {ErrorClass::TypeError, "TypeError"},
     {ErrorClass::NotImplementedError, "NotImplementedError"},
+    {ErrorClass::AssertionError, "AssertionError"},
+    {ErrorClass::ZeroDivisionError, "ZeroDivisionError"},
     {ErrorClass::InternalError, "InternalError"},
 }};
 

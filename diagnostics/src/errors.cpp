@@ -13,6 +13,8 @@ void throw_diagnostic(Diagnostic d) {
     case ErrorClass::IndexError: throw IndexError(std::move(d));
     case ErrorClass::TypeError: throw TypeError(std::move(d));
     case ErrorClass::NotImplementedError: throw NotImplementedError(std::move(d));
+    case ErrorClass::AssertionError: throw AssertionError(std::move(d));
+    case ErrorClass::ZeroDivisionError: throw ZeroDivisionError(std::move(d));
     case ErrorClass::InternalError: throw InternalError(std::move(d));
   }
   throw InternalError(std::move(d));

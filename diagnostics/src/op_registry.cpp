@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kparity/diagnostics/checker.hpp"
+#include "kparity/diagnostics/contracts/kda_chunk.hpp"
 #include "kparity/diagnostics/contracts/kda_packed_decode.hpp"
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
@@ -28,6 +29,7 @@ std::vector<Diagnostic> check_bag(const ArgBag& bag, const ValidateOptions& o) {
 const std::vector<OpContract>& op_contracts() {
   static const std::vector<OpContract> ops = {
       KPARITY_OP(kda, kRecurrentOp, recurrent_args, validate_recurrent, check_recurrent),
+      KPARITY_OP(kda, kChunkOp, chunk_args, validate_chunk, check_chunk),
       KPARITY_OP(kda, kPackedDecodeOp, packed_decode_args, validate_packed_decode, check_packed_decode),
       KPARITY_OP(kda, kReplaySsmDecodeOp, replayssm_decode_args, validate_replayssm_decode, check_replayssm_decode),
       KPARITY_OP(sparse, kPagedPrefillOp, paged_prefill_args, validate_paged_prefill, check_paged_prefill),

@@ -1,6 +1,7 @@
 // The op table (op_table.hpp): one row per op. Positional orders are upstream's signatures as the
 // specs give them (kda.md B.1/B.2.1, sparse_attention.md A.2/F.0); kda/recurrent has no upstream
-// wrapper and follows flash-linear-attention's fused_recurrent_kda (fla/ops/kda/fused_recurrent.py).
+// wrapper and follows flash-linear-attention's fused_recurrent_kda (fla/ops/kda/fused_recurrent.py);
+// kda/chunk is fla's chunk_kda (fla/ops/kda/chunk.py).
 #include "kparity/ops/op_table.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kparity/reference/kda.hpp"
+#include "kparity/reference/kda_chunk.hpp"
 #include "kparity/reference/sparse.hpp"
 
 namespace kparity::ops {
@@ -42,6 +44,25 @@ void allocate_recurrent(ArgBag& bag, std::map<std::string, Tensor>& owned) {
   }
   const TensorView* s0 = bag.tensor("initial_state");
   provide(bag, owned, "final_state", s0 ? s0->dtype : DType::f32, {n, v->size(1), v->size(2), q->size(2)});
+}
+
+// chunk_kda's returns: o [B, T, HV, V] in q's dtype (`o.type_as(q)`); with output_final_state an
+// fp32 final state [N, HV, K, V] ([N, HV, V, K] with state_v_first), as chunk_delta_h.py allocates it.
+void allocate_chunk(ArgBag& bag, std::map<std::string, Tensor>& owned) {
+  const TensorView* q = bag.tensor("q");
+  const TensorView* v = bag.tensor("v");
+  if (!q || !v) return;
+  provide(bag, owned, "out", q->dtype, v->shape());  // v's shape, so a malformed v reaches its own check
+  if (!bag.flag("output_final_state") || q->ndim() != 4 || v->ndim() != 4) return;
+  std::int64_t n = q->size(0);
+  if (const TensorView* cu = bag.tensor("cu_seqlens")) {
+    if (cu->ndim() != 1 || cu->size(0) < 1) return;
+    n = cu->size(0) - 1;
+  }
+  const auto layout = bag.flags.find("transpose_state_layout");
+  const bool v_first = layout != bag.flags.end() ? layout->second : bag.flag("state_v_first");
+  const std::int64_t K = q->size(3), V = v->size(3);
+  provide(bag, owned, "final_state", DType::f32, {n, v->size(2), v_first ? V : K, v_first ? K : V});
 }
 
 // out [B, 1, HV, V] like mixed_qkv (sglang allocates it that way).
@@ -103,6 +124,40 @@ const std::vector<OpInfo>& table() {
        [](const ArgBag& b, Precision p, const ValidateOptions& o) {
          reference::kda::recurrent(kda::recurrent_args(b), p, o);
        }},
+      {kda::kChunkOp,
+       "fla.ops.kda.chunk_kda",
+       // chunk_kda's positional order (cp_context, the 20th, is not modelled: context parallelism
+       // spans devices), then the **kwargs it reads (A_log, dt_bias, chunk_size and the deprecated
+       // transpose_state_layout), then the outputs it returns, o and final_state.
+       {{"q", T},
+        {"k", T},
+        {"v", T},
+        {"g", T},
+        {"beta", T},
+        {"scale", S, "None"},
+        {"initial_state", T, "None"},
+        {"output_final_state", F, "False"},
+        {"use_qk_l2norm_in_kernel", F, "False"},
+        {"use_gate_in_kernel", F, "False"},
+        {"use_beta_sigmoid_in_kernel", F, "False"},
+        {"allow_neg_eigval", F, "False"},
+        {"safe_gate", F, "False"},
+        {"lower_bound", S, "None"},
+        {"disable_recompute", F, "False"},
+        {"return_intermediate_states", F, "False"},
+        {"state_v_first", F, "False"},
+        {"cu_seqlens", T, "None"},
+        {"cu_seqlens_cpu", T, "None"},
+        {"A_log", T, "None", true},
+        {"dt_bias", T, "None", true},
+        {"chunk_size", S, "64", true},
+        {"transpose_state_layout", F, "None", true},
+        {"out", T, "None", true},
+        {"final_state", T, "None", true}},
+       {{"out", true}, {"final_state", true, "output_final_state"}},
+       {{"o", "out"}},
+       &allocate_chunk,
+       [](const ArgBag& b, Precision p, const ValidateOptions& o) { reference::kda::chunk(kda::chunk_args(b), p, o); }},
       {kda::kPackedDecodeOp,
        "sglang helion_fused_recurrent_kda_packed_decode",
        decode_params({}, {}),

@@ -69,6 +69,8 @@ inline bool is_instance(const Error& e, ErrorClass c) {
     case ErrorClass::IndexError: return dynamic_cast<const IndexError*>(&e) != nullptr;
     case ErrorClass::TypeError: return dynamic_cast<const TypeError*>(&e) != nullptr;
     case ErrorClass::NotImplementedError: return dynamic_cast<const NotImplementedError*>(&e) != nullptr;
+    case ErrorClass::AssertionError: return dynamic_cast<const AssertionError*>(&e) != nullptr;
+    case ErrorClass::ZeroDivisionError: return dynamic_cast<const ZeroDivisionError*>(&e) != nullptr;
     case ErrorClass::InternalError: return dynamic_cast<const InternalError*>(&e) != nullptr;
   }
   return false;

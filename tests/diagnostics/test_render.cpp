@@ -113,7 +113,8 @@ TEST(RenderJson, KeysOfSchemaVersion1) {
 
 TEST(ErrorClasses, NamesRoundTrip) {
   for (ErrorClass c : {ErrorClass::ValueError, ErrorClass::RuntimeError, ErrorClass::IndexError, ErrorClass::TypeError,
-                       ErrorClass::NotImplementedError, ErrorClass::InternalError}) {
+                       ErrorClass::NotImplementedError, ErrorClass::AssertionError, ErrorClass::ZeroDivisionError,
+                       ErrorClass::InternalError}) {
     ErrorClass back{};
     ASSERT_TRUE(parse_error_class(error_class_name(c), back));
     EXPECT_EQ(back, c);
@@ -147,6 +148,8 @@ TEST(ErrorClasses, ThrowDiagnosticPicksTheSubclass) {
   expect_thrown_as<IndexError>(ErrorClass::IndexError, true);
   expect_thrown_as<TypeError>(ErrorClass::TypeError, true);
   expect_thrown_as<NotImplementedError>(ErrorClass::NotImplementedError, true);
+  expect_thrown_as<AssertionError>(ErrorClass::AssertionError, true);
+  expect_thrown_as<ZeroDivisionError>(ErrorClass::ZeroDivisionError, true);
   expect_thrown_as<InternalError>(ErrorClass::InternalError, false);
 }
 

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "kparity/core/random.hpp"
+#include "kparity/diagnostics/contracts/kda_chunk.hpp"
 #include "kparity/diagnostics/contracts/kda_packed_decode.hpp"
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
@@ -26,8 +27,9 @@ bool is_op(const KdaShape& s, std::string_view op) { return s.op == op; }
 enum class Freedom { offset_only, outer, any };
 
 Freedom freedom(std::string_view op, std::string_view name) {
-  // The recurrent contract checks no strides and its kernel addresses every dim by stride.
-  if (op == kda::kRecurrentOp) return Freedom::any;
+  // The recurrent contract checks no strides and its kernel addresses every dim by stride; chunk_kda
+  // makes every input contiguous (fla's input_guard) and kparity's contract checks no strides either.
+  if (op == kda::kRecurrentOp || op == kda::kChunkOp) return Freedom::any;
   if (name == "mixed_qkv" || name == "b" || name == "initial_state") return Freedom::outer;
   if (name == "a") return op == kda::kPackedDecodeOp ? Freedom::outer : Freedom::offset_only;  // C.1 #1
   if (name == "ssm_state_indices" || name == "d_cache" || name == "k_cache" || name == "g_cache") return Freedom::any;

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "kparity/fuzz/generators/kda_chunk_gen.hpp"
 #include "kparity/fuzz/generators/kda_gen.hpp"
 #include "kparity/fuzz/generators/sparse_gen.hpp"
 
@@ -11,6 +12,7 @@ namespace kparity::fuzz {
 const std::vector<OpFuzzSpec>& op_specs() {
   static const std::vector<OpFuzzSpec> specs = [] {
     std::vector<OpFuzzSpec> all = kda_specs();
+    all.push_back(kda_chunk_spec());
     for (auto& s : sparse_specs()) all.push_back(std::move(s));
     return all;
   }();

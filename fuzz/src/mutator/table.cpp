@@ -76,6 +76,7 @@ const std::vector<Mutation>& mutation_table() {
     add_kda_decode_mutations(t);
     add_kda_replayssm_mutations(t);
     add_kda_recurrent_mutations(t);
+    add_kda_chunk_mutations(t);
     add_sparse_mutations(t);
     return std::move(t.v);
   }();

@@ -1,7 +1,7 @@
 #pragma once
 // Private to the mutator: the mutation table's builder and what the per-op mutation files share
 // (kda_decode_mutations.cpp, kda_replayssm_mutations.cpp, kda_recurrent_mutations.cpp,
-// sparse_mutations.cpp; table.cpp puts them together).
+// kda_chunk_mutations.cpp, sparse_mutations.cpp; table.cpp puts them together).
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -64,6 +64,7 @@ void ensure_force_flush(Mutant& m);
 void add_kda_decode_mutations(Table& t);     // both decode ops' shared walk and extras
 void add_kda_replayssm_mutations(Table& t);
 void add_kda_recurrent_mutations(Table& t);
+void add_kda_chunk_mutations(Table& t);      // kda_chunk_mutations.cpp
 void add_sparse_mutations(Table& t);         // prefill, then decode
 
 }  // namespace kparity::fuzz::detail

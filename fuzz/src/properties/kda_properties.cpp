@@ -12,6 +12,7 @@
 #include "kparity/core/random.hpp"
 #include "kparity/fuzz/generators/kda_gen.hpp"
 #include "kparity/fuzz/properties/compare.hpp"
+#include "kparity/fuzz/properties/kda_chunk_properties.hpp"
 #include "kparity/fuzz/properties/kda_support.hpp"
 #include "kparity/fuzz/properties/property.hpp"
 #include "kparity/ops/op_table.hpp"
@@ -510,6 +511,7 @@ std::vector<Property> kda_properties() {
   add(packed + "/write-set", [packed] { decode_write_set(packed); });
   add(replay + "/write-set", [replay] { decode_write_set(replay); });
   add(replay + "/equals-packed-decode", replay_equals_packed);
+  for (auto& p : kda_chunk_properties()) v.push_back(std::move(p));
   return v;
 }
 

@@ -7,8 +7,18 @@
 namespace kparity {
 
 // Python exception classes, so a message and its class match upstream (ValueError for KDA,
-// RuntimeError for sparse attention). InternalError is kparity's own bugs only.
-enum class ErrorClass { ValueError, RuntimeError, IndexError, TypeError, NotImplementedError, InternalError };
+// RuntimeError for sparse attention; AssertionError and ZeroDivisionError for fla's chunk_kda, whose
+// wrapper asserts and divides). InternalError is kparity's own bugs only.
+enum class ErrorClass {
+  ValueError,
+  RuntimeError,
+  IndexError,
+  TypeError,
+  NotImplementedError,
+  AssertionError,
+  ZeroDivisionError,
+  InternalError
+};
 enum class Severity { error, warning, note };
 
 std::string_view error_class_name(ErrorClass c) noexcept;

@@ -30,6 +30,8 @@ class RuntimeError : public ContractError { using ContractError::ContractError; 
 class IndexError : public ContractError { using ContractError::ContractError; };
 class TypeError : public ContractError { using ContractError::ContractError; };
 class NotImplementedError : public ContractError { using ContractError::ContractError; };
+class AssertionError : public ContractError { using ContractError::ContractError; };
+class ZeroDivisionError : public ContractError { using ContractError::ContractError; };
 class InternalError : public Error { using Error::Error; };
 
 // Throws the subclass that matches d.error_class.

@@ -19,7 +19,8 @@ struct OpFuzzSpec {
   std::function<double(const Call& call, std::string_view name)> abs_floor;
 };
 
-// kda_specs() (generators/kda_gen.hpp) then sparse_specs() (generators/sparse_gen.hpp), built once.
+// kda_specs() (generators/kda_gen.hpp), kda_chunk_spec() (generators/kda_chunk_gen.hpp), then
+// sparse_specs() (generators/sparse_gen.hpp), built once.
 const std::vector<OpFuzzSpec>& op_specs();
 const OpFuzzSpec& spec_for(std::string_view op);  // throws std::invalid_argument for an unknown op
 
