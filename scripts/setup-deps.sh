@@ -3,7 +3,7 @@
 # Sourced by main-job.sh and test.sh; safe to run on its own.
 set -euo pipefail
 
-KPARITY_DEBIAN_PACKAGES=(build-essential cmake git librapidcheck-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev)
+KPARITY_DEBIAN_PACKAGES=(build-essential cmake git librapidcheck-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev libdlpack-dev)
 
 missing=()
 for p in "${KPARITY_DEBIAN_PACKAGES[@]}"; do

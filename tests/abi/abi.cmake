@@ -1,0 +1,16 @@
+# tests/abi (included from tests/extra.cmake): the loader and the example CPU plugin, plus three
+# libraries the loader must refuse (plugins/bad_plugins.cpp).
+if(NOT TARGET test_abi OR NOT TARGET kparity_impl_abi)
+  return()
+endif()
+foreach(bad future_abi no_ops not_a_plugin)
+  add_library(kparity_test_${bad} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/abi/plugins/bad_plugins.cpp)
+  target_include_directories(kparity_test_${bad} PRIVATE ${PROJECT_SOURCE_DIR}/abi/include ${KPARITY_DLPACK_INCLUDE_DIR})
+  string(TOUPPER ${bad} macro)
+  target_compile_definitions(kparity_test_${bad} PRIVATE KPARITY_TEST_${macro}=1)
+  add_dependencies(test_abi kparity_test_${bad})
+  target_compile_definitions(test_abi PRIVATE KPARITY_TEST_${macro}_PATH="$<TARGET_FILE:kparity_test_${bad}>")
+endforeach()
+target_link_libraries(test_abi PRIVATE kparity::impl_abi)
+add_dependencies(test_abi kparity_example_cpu_impl)
+target_compile_definitions(test_abi PRIVATE KPARITY_EXAMPLE_CPU_IMPL="$<TARGET_FILE:kparity_example_cpu_impl>")
