@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include "kparity/fuzz/corpus/corpus.hpp"
 
 #include "kparity/fuzz/campaign/selftest.hpp"
+#include "kparity/fuzz/backends/external.hpp"
 
 namespace kparity::cli {
 namespace {
@@ -55,6 +57,38 @@ int self_test(const FuzzOptions& o, std::uint64_t seed) {
   return fz::run_self_test(std::cout, st) == 0 ? kExitOk : kExitMismatch;
 }
 
+// `--impl lib.so`: the plugin's implementation properties (external.hpp) instead of kparity's own;
+// the contract property runs only when --property names it (a kernel may skip checks on purpose).
+// KPARITY_FUZZ_CASE_TIMEOUT sets the per-call time limit in seconds (default 30).
+int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
+  std::shared_ptr<const abi::Plugin> plugin;
+  try {
+    plugin = abi::Plugin::load(o.impl);
+  } catch (const abi::PluginError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitBadInput;
+  }
+  fz::ExternalOptions eo;
+  if (const char* t = std::getenv("KPARITY_FUZZ_CASE_TIMEOUT")) eo.case_timeout = std::stod(t);
+  const fz::Backend backend = fz::plugin_backend(plugin, eo);
+  fz::ImplPropertyOptions po;
+  po.large = po.on_device = plugin->device().is_cuda();
+  po.kinds.push_back("contract");
+  std::vector<fz::Property> props;
+  for (auto& p : fz::implementation_properties(backend, fz::op_specs(), po))
+    if (p.kind != "hostile" || p.name == c.property) props.push_back(std::move(p));
+  c.backend = "all";
+  c.repro_args = "--impl " + o.impl;
+  props = fz::select_properties(props, c);
+  std::printf("implementation: %s (%s, %s), ops: ", plugin->name().c_str(), o.impl.c_str(),
+              plugin->device().str().c_str());
+  for (std::size_t i = 0; i < plugin->ops().size(); ++i) std::printf("%s%s", i ? ", " : "", plugin->ops()[i].c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+  const fz::CampaignResult r = fz::run_campaign(props, c, {{backend.name, true, ""}}, std::cout);
+  return r.passed() ? kExitOk : kExitMismatch;
+}
+
 }  // namespace
 
 int fuzz(const FuzzOptions& o) {
@@ -85,6 +119,7 @@ int fuzz(const FuzzOptions& o) {
     c.progress = isatty(STDOUT_FILENO) != 0;
     c.corpus_dir = o.corpus;
     c.report_path = o.report;
+    if (!o.impl.empty()) return fuzz_impl(o, c);
     const fz::CampaignResult r = fz::run_campaign(c, std::cout);
     return r.passed() ? kExitOk : kExitMismatch;
   } catch (const std::invalid_argument& e) {  // --op / --property that match nothing

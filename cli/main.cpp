@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   fuzz_cmd->add_flag("--list", fz.list, "List the properties (kind, backend, op, name) and exit");
   fuzz_cmd->add_flag("--self-test", fz.self_test, "Plant known bugs in a copy of the reference; every one must be caught");
   fuzz_cmd->add_option("--replay", fz.replay, "Replay the corpus dumps in this directory (or this one dump) as regression cases");
+  fuzz_cmd->add_option("--impl", fz.impl, "Fuzz this implementation plugin (a shared library written to kparity/impl_abi.h) against the references");
 #endif
 
   try {

@@ -409,7 +409,8 @@ void attend(const View& Q, const View& sink, const View& O, const View* lse, I t
       } else if (std::isnan(Z)) {
         std::fill(num.begin(), num.end(), nan);
         l = nan;
-      } else {
+      } else {  // Z = 0: zeros, whatever the numerator holds (0 * inf in a row with no weight)
+        std::fill(num.begin(), num.end(), 0.f);
         l = -inf;
       }
     }
@@ -470,6 +471,8 @@ const kparity_impl_info kInfo{KPARITY_IMPL_ABI_VERSION, "example-cpu", kDLCPU};
 
 }  // namespace
 
+// tests/fuzz_external builds planted-bug variants by including this file with the exports off.
+#ifndef KPARITY_EXAMPLE_NO_EXPORTS
 extern "C" {
 
 KPARITY_IMPL_EXPORT const kparity_impl_info* kparity_impl_get_info(void) { return &kInfo; }
@@ -500,3 +503,4 @@ KPARITY_IMPL_EXPORT int kparity_impl_sparse_paged_decode KPARITY_IMPL_SPARSE_PAG
 }
 
 }  // extern "C"
+#endif  // KPARITY_EXAMPLE_NO_EXPORTS

@@ -23,6 +23,7 @@ struct CampaignOptions {
   bool progress = false;           // a TTY: one line rewritten with \r while a property runs
   std::string corpus_dir = "fuzz/corpus";  // failing calls are saved here; empty: not saved
   std::string report_path;                 // JSON report (report.hpp); empty: none
+  std::string repro_args;                  // appended to every repro line (`--impl lib.so`)
 };
 
 struct BackendStatus {
