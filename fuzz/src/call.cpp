@@ -1,6 +1,5 @@
 #include "kparity/fuzz/call.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace kparity::fuzz {
@@ -26,10 +25,6 @@ Tensor& Call::at(const std::string& name) {
 }
 
 const Tensor& Call::at(const std::string& name) const { return const_cast<Call&>(*this).at(name); }
-
-bool Call::is_pure_output(std::string_view name) const {
-  return std::find(pure_outputs.begin(), pure_outputs.end(), name) != pure_outputs.end();
-}
 
 void note_bucket(std::string bucket) { t_buckets.push_back(std::move(bucket)); }
 

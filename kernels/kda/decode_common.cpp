@@ -2,22 +2,10 @@
 
 #include <string>
 
+#include "kda/support.hpp"
 #include "src/launch_util.hpp"
 
-namespace kparity::kernels::kda {
-
-int dt_code(DType t) {
-  switch (t) {
-    case DType::f32: return kF32;
-    case DType::f16: return kF16;
-    case DType::bf16: return kBF16;
-    case DType::i32: return kI32;
-    case DType::i64: return kI64;
-    default: return -1;
-  }
-}
-
-namespace detail {
+namespace kparity::kernels::kda::detail {
 
 std::optional<kparity::kda::DecodeDims> derive_decode_dims(const DecodeViews& v) {
   if (v.mixed_qkv->ndim() != 2 || v.state->ndim() != 4) return std::nullopt;
@@ -34,21 +22,20 @@ std::optional<kparity::kda::DecodeDims> derive_decode_dims(const DecodeViews& v)
 
 Status check_decode_support(std::string_view op, std::string_view id, const DecodeViews& v,
                             const kparity::kda::DecodeDims& d) {
-  constexpr std::string_view kDims = "powers of two from 16 to 256";
-  constexpr std::string_view kFloats = "torch.float32, torch.float16, torch.bfloat16";
-  if (!kernels::detail::supported_head_dim(d.K)) return kernels::detail::not_implemented(op, id, "K", std::to_string(d.K), kDims);
-  if (!kernels::detail::supported_head_dim(d.V)) return kernels::detail::not_implemented(op, id, "V", std::to_string(d.V), kDims);
+  using kernels::detail::not_implemented;
+  if (!supported_head_dim(d.K)) return not_implemented(op, id, "K", std::to_string(d.K), kHeadDimsText);
+  if (!supported_head_dim(d.V)) return not_implemented(op, id, "V", std::to_string(d.V), kHeadDimsText);
   const std::pair<const char*, const TensorView*> floats[] = {
       {"mixed_qkv", v.mixed_qkv}, {"a", v.a}, {"b", v.b}, {"A_log", v.A_log},
       {"dt_bias", v.dt_bias}, {"initial_state", v.state}, {"out", v.out}};
   for (const auto& [name, t] : floats)
-    if (!kernels::detail::float_dtype(t->dtype))
-      return kernels::detail::not_implemented(op, id, std::string(name) + ".dtype", std::string(torch_repr(t->dtype)), kFloats);
+    if (!float_dtype(t->dtype))
+      return not_implemented(op, id, std::string(name) + ".dtype", std::string(torch_repr(t->dtype)), kFloatDtypesText);
   if (v.idx->dtype != DType::i32 && v.idx->dtype != DType::i64)
-    return kernels::detail::not_implemented(op, id, "ssm_state_indices.dtype", std::string(torch_repr(v.idx->dtype)),
-                                            "torch.int32, torch.int64");
+    return not_implemented(op, id, "ssm_state_indices.dtype", std::string(torch_repr(v.idx->dtype)),
+                           "torch.int32, torch.int64");
   if (v.state->strides[3] != 1)
-    return kernels::detail::not_implemented(op, id, "initial_state.stride(3)", std::to_string(v.state->strides[3]), "1");
+    return not_implemented(op, id, "initial_state.stride(3)", std::to_string(v.state->strides[3]), "1");
   return Status::success();
 }
 
@@ -76,11 +63,11 @@ void fill_decode_inputs(const DecodeViews& v, const kparity::kda::DecodeDims& d,
 }
 
 std::int64_t choose_vtile(std::int64_t rows_x_heads, std::int64_t V) {
-  const std::int64_t want = 4 * static_cast<std::int64_t>(kernels::detail::sm_count());
+  constexpr std::int64_t kCtasPerSm = 4;  // the target named in decode_common.hpp
+  const std::int64_t want = kCtasPerSm * kernels::detail::sm_count();
   std::int64_t vt = V;
-  while (vt > 16 && rows_x_heads * (V / vt) < want) vt /= 2;
+  while (vt > kMinHeadDim && rows_x_heads * (V / vt) < want) vt /= 2;
   return vt;
 }
 
-}  // namespace detail
-}  // namespace kparity::kernels::kda
+}  // namespace kparity::kernels::kda::detail

@@ -18,7 +18,8 @@ struct DecodeViews {
 // Sizes per kda.md B.0 item 2; nullopt when the views cannot describe a call (a contract gap).
 std::optional<kparity::kda::DecodeDims> derive_decode_dims(const DecodeViews& v);
 
-// NotImplementedError for dtypes/head dims the kernels lack; `id` is the op's proposed entry.
+// NotImplementedError for dtypes/head dims the kernels lack (kda/support.hpp); `id` is the op's
+// kernel-unsupported catalog entry.
 Status check_decode_support(std::string_view op, std::string_view id, const DecodeViews& v,
                             const kparity::kda::DecodeDims& d);
 

@@ -6,9 +6,14 @@
 
 #include <cstdint>
 
+#include "common/align.hpp"
+#include "common/async_copy.cuh"
 #include "kda/params.hpp"
 
 namespace kparity::kernels::kda::dev {
+
+using kernels::dev::cp_async16;
+using kernels::dev::cp_async_wait_all;
 
 template <class T> __device__ __forceinline__ float to_f(T x);
 template <> __device__ __forceinline__ float to_f<float>(float x) { return x; }
@@ -64,7 +69,6 @@ template <class T>
 __device__ __forceinline__ float raw_elem(const uint4& raw, int e) {
   return to_f<T>(reinterpret_cast<const T*>(&raw)[e]);
 }
-__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
 
 // Run-time-typed loads that leave the bits unconverted until the value is used. With ld_any the
 // conversion is compiled right behind each load (a branch per dtype), so the thread stalls there
@@ -165,12 +169,6 @@ struct TokenBits {
   }
 };
 
-// 16-byte global -> shared copies that hold no register (cp.async, sm_80+).
-__device__ __forceinline__ void cp_async16(void* smem_dst, const void* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 // `rows` rows of 2^c_log 16-byte chunks (at most kThreads), `row_bytes` apart in global memory, to a
 // dense [rows][chunks] shared table; the block's threads stride over the rows.
 template <int kThreads>
@@ -203,25 +201,6 @@ __device__ __forceinline__ float2 block_sum2(float x, float y, float* scratch) {
   for (int i = 0; i < kWarps; ++i) { r.x += scratch[i]; r.y += scratch[kWarps + i]; }
   __syncthreads();
   return r;
-}
-
-// dst[e] = load(e) for e < n, the block's threads striding over e with 8 loads in flight each.
-template <int kThreads, class F>
-__device__ __forceinline__ void batched_fill(std::int64_t n, F load, float* dst) {
-  constexpr int kBatch = 8;
-  for (std::int64_t base = threadIdx.x; base < n; base += kBatch * kThreads) {
-    float v[kBatch];
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const std::int64_t e = base + u * kThreads;
-      v[u] = e < n ? load(e) : 0.f;
-    }
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const std::int64_t e = base + u * kThreads;
-      if (e < n) dst[e] = v[u];
-    }
-  }
 }
 
 // kda.md A.3: literal log(1 + exp(x)) with threshold 20, not log1p.

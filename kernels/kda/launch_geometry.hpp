@@ -1,12 +1,14 @@
 #pragma once
-// Host-visible launch geometry of the decode kernels (kept in step with the kernel headers, which
-// static_assert against these numbers).
+// Host-visible launch geometry of the KDA kernels: the block sizes and shared-memory layouts the
+// launchers size a launch with and the kernels are compiled for (the kernels static_assert what
+// they assume of these numbers).
 #include <cstdint>
 
 namespace kparity::kernels::kda {
 
-inline constexpr int kDecodeThreads = 128;
+inline constexpr int kPackedThreads = 128;
 inline constexpr int kRecurrentThreads = 128;
+inline constexpr int kRecurrentRowsUnroll = 2;  // state rows per lane group held at once
 
 // ReplaySSM: 4 warps; a thread holds 32 channels' worth of state per pass (K < 32: a whole row), so
 // a warp covers 32 / replay_lanes_per_row(K) rows at a time (in lane groups of two rows, see
@@ -31,16 +33,17 @@ inline std::int64_t replay_smem_bytes(std::int64_t L, std::int64_t K, std::int64
 }
 // Packed decode: q_s, k_hat, alpha, one spare K vector, VT outputs, scratch.
 inline std::int64_t packed_smem_bytes(std::int64_t K, std::int64_t VT) {
-  return 4 * (4 * K + VT + 2 * (kDecodeThreads / 32));
+  return 4 * (4 * K + VT + 2 * (kPackedThreads / 32));
 }
 // Recurrent: three K vectors, v and o tiles, scratch.
 inline std::int64_t recurrent_smem_bytes(std::int64_t K, std::int64_t VT) {
   return 4 * (3 * K + 2 * VT + 2 * (kRecurrentThreads / 32));
 }
-// Rows of V per recurrent CTA: 4 warps x rows per warp (K/4 lanes per fp32 row) x 2 unrolled.
-inline std::int64_t recurrent_vtile(std::int64_t K, std::int64_t V) {
+// Rows of V per recurrent CTA: warps x rows per warp (K/4 lanes per fp32 row: RowLayout<float, K>)
+// x rows unrolled; the whole tile stays in registers for the whole sequence.
+inline constexpr std::int64_t recurrent_vtile(std::int64_t K, std::int64_t V) {
   const std::int64_t lanes = K / 4 < 32 ? K / 4 : 32;
-  const std::int64_t vt = 4 * (32 / lanes) * 2;
+  const std::int64_t vt = (kRecurrentThreads / 32) * (32 / lanes) * kRecurrentRowsUnroll;
   return vt < V ? vt : V;
 }
 

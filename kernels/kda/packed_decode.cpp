@@ -3,28 +3,25 @@
 
 #include "kda/decode_common.hpp"
 #include "kda/launch_geometry.hpp"
+#include "kparity/diagnostics/catalog_ids.hpp"
 #include "src/launch_util.hpp"
 
 namespace kparity::kernels::kda {
 namespace {
 constexpr std::string_view kOp = kparity::kda::kPackedDecodeOp;
-constexpr std::string_view kUnsupportedId = "293bfc9534eaed15";  // proposed kda-kernel-unsupported
+constexpr std::string_view kUnsupportedId = kparity::ids::kda_packed_decode_kernel_unsupported;
 }  // namespace
 
 Status prepare_packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o,
                              PackedPlan& plan) {
-  // The shape pass; its warnings go back with the result.
-  Status status = kparity::kda::try_check_packed_decode(a, kernels::detail::shape_only(o.validate));
-  if (!status.ok()) return status;
   // The deep pass reads the slot indices and scans the rows and slots the kernel reads for
   // non-finite values (kda.md C.2 O6).
   const auto reads = [](PackedDecodeArgs& m) {
     return std::vector<TensorView*>{&m.mixed_qkv, &m.a, &m.b, &m.A_log, &m.dt_bias, &m.initial_state, &m.ssm_state_indices};
   };
-  if (o.validate.deep)
-    if (Status s = kernels::detail::deep_pass(kOp, a, o.validate, stream, &kparity::kda::validate_packed_decode, reads);
-        !s.ok())
-      return s;
+  Status status = kernels::detail::contract_passes(kOp, a, o.validate, stream, &kparity::kda::try_check_packed_decode,
+                                                   &kparity::kda::validate_packed_decode, reads);
+  if (!status.ok()) return status;
   const detail::DecodeViews v{&a.mixed_qkv, &a.a, &a.b, &a.A_log, &a.dt_bias, &a.initial_state,
                               &a.out, &a.ssm_state_indices, a.scale, a.use_qk_l2norm_in_kernel, a.lower_bound};
   const auto dims = detail::derive_decode_dims(v);
@@ -45,11 +42,9 @@ Status prepare_packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, con
 Status packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o) {
   PackedPlan plan;
   Status status = prepare_packed_decode(a, stream, o, plan);
-  if (!status.ok() || plan.params.in.B == 0) return status;
-  if (auto e = launch_packed(plan.params, plan.state_dt, plan.out_dt, plan.launch); e != cudaSuccess)
-    return kernels::detail::cuda_failure(kOp, "launch setup", e);
-  Status done = kernels::detail::finish_launch(kOp, stream, o);
-  return done.ok() ? status : done;
+  return kernels::detail::dispatch_and_finish(
+      kOp, kUnsupportedId, std::move(status), plan.params.in.B == 0,
+      [&] { return launch_packed(plan.params, plan.state_dt, plan.out_dt, plan.launch); }, stream, o);
 }
 
 }  // namespace kparity::kernels::kda

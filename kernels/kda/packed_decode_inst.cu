@@ -3,9 +3,9 @@
 
 namespace kparity::kernels::kda {
 
-cudaError_t launch_packed(const PackedParams& p, int state_dt, int out_dt, const Launch& l) {
-  return dispatch::on_dtype(state_dt, [&](auto s) {
-    return dispatch::on_dtype(out_dt, [&](auto o) {
+DispatchResult launch_packed(const PackedParams& p, int state_dt, int out_dt, const Launch& l) {
+  return dispatch::on_dtype(state_dt, "initial_state.dtype", [&](auto s) {
+    return dispatch::on_dtype(out_dt, "out.dtype", [&](auto o) {
       return dispatch::on_head_dim(p.in.K, [&](auto k) {
         using S = decltype(s);
         using O = decltype(o);
@@ -15,10 +15,10 @@ cudaError_t launch_packed(const PackedParams& p, int state_dt, int out_dt, const
   });
 }
 
-cudaError_t launch_recurrent(const RecurrentParams& p, int out_dt, const Launch& l) {
-  return dispatch::on_dtype(out_dt, [&](auto o) {
+DispatchResult launch_recurrent(const RecurrentParams& p, int out_dt, const Launch& l) {
+  return dispatch::on_dtype(out_dt, "out.dtype", [&](auto o) {
     return dispatch::on_head_dim(p.K, [&](auto k) {
-      return dispatch::go(recurrent_kernel<decltype(o), decltype(k)::value>, kRecThreads, p, l);
+      return dispatch::go(recurrent_kernel<decltype(o), decltype(k)::value>, kRecurrentThreads, p, l);
     });
   });
 }

@@ -7,10 +7,7 @@
 
 namespace kparity::kernels::kda {
 
-inline constexpr int kPackedThreads = 128;
 inline constexpr int kPackedRowsUnroll = 4;
-
-static_assert(kPackedThreads == kDecodeThreads, "packed_smem_bytes assumes this block size");
 
 template <class S, class O, int K>
 __global__ void __launch_bounds__(kPackedThreads)
@@ -85,8 +82,7 @@ packed_decode_kernel(const PackedParams p) {
       fk[ch * Lay::kV + e] = s_kh[k];
       fa[ch * Lay::kV + e] = s_al[k];
     }
-  const bool vec = (reinterpret_cast<std::uintptr_t>(st + v0 * in.st_s2) % 16 == 0) &&
-                   ((in.st_s2 * sizeof(S)) % 16 == 0);
+  const bool vec = aligned16(st + v0 * in.st_s2) && ((in.st_s2 * sizeof(S)) % kVecBytes == 0);
   const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
 
   for (std::int64_t rb = 0; rb < VT; rb += kRowsPerPass) {

@@ -1,13 +1,13 @@
 #pragma once
 // POD kernel parameters (style habit 6): raw pointers, explicit int64 element strides for every
-// dimension, dtype codes for the small inputs that are loaded through a run-time dtype switch.
-// No tensor type and no CUDA type appears here, so host code fills it without nvcc.
+// dimension, dtype codes (common/dtype_code.hpp) for the small inputs that are loaded through a
+// run-time dtype switch. No tensor type and no CUDA type appears here, so host code fills it without
+// nvcc.
 #include <cstdint>
 
-namespace kparity::kernels::kda {
+#include "common/dtype_code.hpp"
 
-// Matches the element types the kernels load through ld_any(); the launcher maps DType to it.
-enum DtCode : int { kF32 = 0, kF16 = 1, kBF16 = 2, kI32 = 3, kI64 = 4 };
+namespace kparity::kernels::kda {
 
 // Per-row inputs shared by both decode ops (spec kda.md B.0).
 struct DecodeInputs {

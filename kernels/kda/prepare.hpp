@@ -29,7 +29,4 @@ Status prepare_packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, con
                              PackedPlan& plan);
 Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const LaunchOptions& o, RecurrentPlan& plan);
 
-// The dtype code of a float/index dtype (bool maps to -1).
-int dt_code(DType t);
-
 }  // namespace kparity::kernels::kda

@@ -5,19 +5,18 @@
 
 #include "kda/launch_geometry.hpp"
 #include "kda/prepare.hpp"
+#include "kda/support.hpp"
+#include "kparity/diagnostics/catalog_ids.hpp"
 #include "src/launch_util.hpp"
 
 namespace kparity::kernels::kda {
 namespace {
 constexpr std::string_view kOp = kparity::kda::kRecurrentOp;
-constexpr std::string_view kUnsupportedId = "04f184818a263f2b";  // proposed kda-kernel-unsupported
+constexpr std::string_view kUnsupportedId = kparity::ids::kda_recurrent_kernel_unsupported;
 using kernels::detail::not_implemented;
 }  // namespace
 
 Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const LaunchOptions& o, RecurrentPlan& plan) {
-  // The shape pass; its warnings go back with the result.
-  Status status = kparity::kda::try_check_recurrent(a, kernels::detail::shape_only(o.validate));
-  if (!status.ok()) return status;
   // The deep pass reads cu_seqlens and scans every input for non-finite values (kda.md C.3).
   const auto reads = [](RecurrentArgs& m) {
     std::vector<TensorView*> r = {&m.q, &m.k, &m.v, &m.beta};
@@ -25,10 +24,9 @@ Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const Laun
       if (*t) r.push_back(&**t);
     return r;
   };
-  if (o.validate.deep)
-    if (Status s = kernels::detail::deep_pass(kOp, a, o.validate, stream, &kparity::kda::validate_recurrent, reads);
-        !s.ok())
-      return s;
+  Status status = kernels::detail::contract_passes(kOp, a, o.validate, stream, &kparity::kda::try_check_recurrent,
+                                                   &kparity::kda::validate_recurrent, reads);
+  if (!status.ok()) return status;
   if (a.q.ndim() != 3 || a.v.ndim() != 3 || a.out.ndim() != 3)
     return not_implemented(kOp, kUnsupportedId, "shapes", "inconsistent", "kda.md A shapes");
   RecurrentParams& p = plan.params;
@@ -36,13 +34,12 @@ Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const Laun
   p.T = a.q.sizes[0]; p.H = a.q.sizes[1]; p.K = a.q.sizes[2]; p.HV = a.v.sizes[1]; p.V = a.v.sizes[2];
   if (p.H <= 0 || p.HV % p.H != 0) return not_implemented(kOp, kUnsupportedId, "HV", std::to_string(p.HV), "multiples of H");
   p.G = p.HV / p.H;
-  constexpr std::string_view kDims = "powers of two from 16 to 256";
-  if (!kernels::detail::supported_head_dim(p.K)) return not_implemented(kOp, kUnsupportedId, "K", std::to_string(p.K), kDims);
-  if (!kernels::detail::supported_head_dim(p.V)) return not_implemented(kOp, kUnsupportedId, "V", std::to_string(p.V), kDims);
+  if (!supported_head_dim(p.K)) return not_implemented(kOp, kUnsupportedId, "K", std::to_string(p.K), kHeadDimsText);
+  if (!supported_head_dim(p.V)) return not_implemented(kOp, kUnsupportedId, "V", std::to_string(p.V), kHeadDimsText);
   const auto fl = [&](const char* name, const TensorView& t) -> Status {
-    if (kernels::detail::float_dtype(t.dtype)) return Status::success();
+    if (float_dtype(t.dtype)) return Status::success();
     return not_implemented(kOp, kUnsupportedId, std::string(name) + ".dtype", std::string(torch_repr(t.dtype)),
-                           "torch.float32, torch.float16, torch.bfloat16");
+                           kFloatDtypesText);
   };
   for (const auto& [name, t] : {std::pair<const char*, const TensorView*>{"q", &a.q}, {"k", &a.k}, {"v", &a.v},
                                 {"beta", &a.beta}, {"out", &a.out}})
@@ -105,11 +102,9 @@ Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const Laun
 Status recurrent(const RecurrentArgs& a, cudaStream_t stream, const LaunchOptions& o) {
   RecurrentPlan plan;
   Status status = prepare_recurrent(a, stream, o, plan);
-  if (!status.ok() || plan.launch.grid.x == 0) return status;
-  if (auto e = launch_recurrent(plan.params, plan.out_dt, plan.launch); e != cudaSuccess)
-    return kernels::detail::cuda_failure(kOp, "launch setup", e);
-  Status done = kernels::detail::finish_launch(kOp, stream, o);
-  return done.ok() ? status : done;
+  return kernels::detail::dispatch_and_finish(
+      kOp, kUnsupportedId, std::move(status), plan.launch.grid.x == 0,
+      [&] { return launch_recurrent(plan.params, plan.out_dt, plan.launch); }, stream, o);
 }
 
 }  // namespace kparity::kernels::kda

@@ -4,14 +4,17 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.hpp"
 #include "kda/decode_common.hpp"
 #include "kda/launch_geometry.hpp"
+#include "kda/support.hpp"
+#include "kparity/diagnostics/catalog_ids.hpp"
 #include "src/launch_util.hpp"
 
 namespace kparity::kernels::kda {
 namespace {
 constexpr std::string_view kOp = kparity::kda::kReplaySsmDecodeOp;
-constexpr std::string_view kUnsupportedId = "03ef2d79dd458945";  // proposed kda-kernel-unsupported
+constexpr std::string_view kUnsupportedId = kparity::ids::kda_replayssm_decode_kernel_unsupported;
 
 // V tile: the fewest rows (a power-of-two number of passes) for which the grid still fits in one
 // wave of resident CTAs, else all of V. Small batches get more, thinner CTAs so the whole GPU streams
@@ -43,18 +46,24 @@ std::vector<TensorView*> deep_reads(ReplaySsmDecodeArgs& m) {
   if (m.force_flush) r.push_back(&*m.force_flush);
   return r;
 }
+
+// One translation unit per state dtype (dispatch.hpp); the state switch is the first of four.
+DispatchResult launch_replay(const ReplayPlan& plan) {
+  switch (plan.state_dt) {
+    case kF32: return launch_replay_f32(plan.params, plan.out_dt, plan.ring_dt, plan.launch);
+    case kBF16: return launch_replay_bf16(plan.params, plan.out_dt, plan.ring_dt, plan.launch);
+    case kF16: return launch_replay_f16(plan.params, plan.out_dt, plan.ring_dt, plan.launch);
+    default: return dtype_miss("initial_state.dtype", plan.state_dt, kFloatDtypesText);
+  }
+}
 }  // namespace
 
 Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o,
                                 ReplayPlan& plan) {
-  // The shape pass; its warnings go back with the result.
-  Status status = kparity::kda::try_check_replayssm_decode(a, kernels::detail::shape_only(o.validate));
+  Status status =
+      kernels::detail::contract_passes(kOp, a, o.validate, stream, &kparity::kda::try_check_replayssm_decode,
+                                       &kparity::kda::validate_replayssm_decode, &deep_reads);
   if (!status.ok()) return status;
-  if (o.validate.deep)
-    if (Status s = kernels::detail::deep_pass(kOp, a, o.validate, stream, &kparity::kda::validate_replayssm_decode,
-                                              &deep_reads);
-        !s.ok())
-      return s;
   // a and dt_bias as upstream reads them (C.1 #3: a.view(batch, -1), dt_bias.view(-1)).
   const ReplaySsmDecodeArgs flat = kparity::kda::replayssm_flattened(a);
   const detail::DecodeViews v{&a.mixed_qkv, &flat.a, &a.b, &a.A_log, &flat.dt_bias, &a.initial_state,
@@ -63,7 +72,7 @@ Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t strea
   if (!dims || a.d_cache.ndim() != 4 || a.k_cache.ndim() != 4 || a.g_cache.ndim() != 4)
     return kernels::detail::not_implemented(kOp, kUnsupportedId, "shapes", "inconsistent", "kda.md B.0/B.2.2 shapes");
   if (Status s = detail::check_decode_support(kOp, kUnsupportedId, v, *dims); !s.ok()) return s;
-  if (a.d_cache.dtype != a.k_cache.dtype || !kernels::detail::float_dtype(a.d_cache.dtype))
+  if (a.d_cache.dtype != a.k_cache.dtype || !float_dtype(a.d_cache.dtype))
     return kernels::detail::not_implemented(kOp, kUnsupportedId, "d_cache.dtype/k_cache.dtype",
                                             std::string(torch_repr(a.d_cache.dtype)) + "/" +
                                                 std::string(torch_repr(a.k_cache.dtype)),
@@ -92,9 +101,10 @@ Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t strea
                         ? dt_code(a.b.dtype) : -1;
 
   const std::int64_t smem = replay_smem_bytes(p.L, p.in.K, p.in.vtile, static_cast<std::int64_t>(dtype_size(d.dtype)));
-  if (smem > 227 * 1024)
+  if (smem > static_cast<std::int64_t>(kSmemOptinPerBlock))
     return kernels::detail::not_implemented(kOp, kUnsupportedId, "L", std::to_string(p.L),
-                                            "ring lengths whose K- and V-wide staging fits in 227 KiB of shared memory");
+                                            "ring lengths whose K- and V-wide staging fits in " +
+                                                std::to_string(kSmemOptinPerBlock / 1024) + " KiB of shared memory");
   plan.state_dt = dt_code(a.initial_state.dtype);
   plan.out_dt = dt_code(a.out.dtype);
   plan.ring_dt = dt_code(d.dtype);
@@ -107,17 +117,8 @@ Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t strea
 Status replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o) {
   ReplayPlan plan;
   Status status = prepare_replayssm_decode(a, stream, o, plan);
-  if (!status.ok() || plan.params.in.B == 0) return status;
-  cudaError_t e = cudaErrorInvalidValue;
-  switch (plan.state_dt) {
-    case kF32: e = launch_replay_f32(plan.params, plan.out_dt, plan.ring_dt, plan.launch); break;
-    case kBF16: e = launch_replay_bf16(plan.params, plan.out_dt, plan.ring_dt, plan.launch); break;
-    case kF16: e = launch_replay_f16(plan.params, plan.out_dt, plan.ring_dt, plan.launch); break;
-  }
-  if (e != cudaSuccess) return kernels::detail::cuda_failure(kOp, "launch setup", e);
-  Status done = kernels::detail::finish_launch(kOp, stream, o);
-  if (!done.ok()) return done;
-  return status;
+  return kernels::detail::dispatch_and_finish(kOp, kUnsupportedId, std::move(status), plan.params.in.B == 0,
+                                              [&] { return launch_replay(plan); }, stream, o);
 }
 
 }  // namespace kparity::kernels::kda

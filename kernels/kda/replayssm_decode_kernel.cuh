@@ -25,10 +25,14 @@
 // within the spec's budget).
 #include "kda/device.cuh"
 #include "kda/launch_geometry.hpp"
+#include "kda/support.hpp"
 
 namespace kparity::kernels::kda {
 
 static_assert(kReplayThreads % 32 == 0 && kReplayThreads >= 64, "replay geometry: a 64-chunk ring row per copy step");
+// Each thread loads at most kReplayVPerThread entries of the v tile (VT <= V <= kMaxHeadDim).
+inline constexpr int kReplayVPerThread = 2;
+static_assert(kReplayVPerThread * kReplayThreads >= kMaxHeadDim, "the v tile loads cover the largest V");
 
 namespace dev {
 
@@ -115,10 +119,10 @@ replayssm_decode_kernel(const ReplayParams p) {
   // Token inputs as raw bits: converted after the state and ring loads are issued (ld_raw).
   TokenBits<K, kT> tok;
   tok.load(in, b, hv, h, tid);
-  std::uint32_t v_raw[2];
+  std::uint32_t v_raw[kReplayVPerThread];
   const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
 #pragma unroll
-  for (int u = 0; u < 2; ++u) {  // VT <= 256 = 2 * kT
+  for (int u = 0; u < kReplayVPerThread; ++u) {
     const int j = tid + u * kT;
     v_raw[u] = j < VT ? ld_raw(qkv, in.qkv_dt, v_base + j * in.qkv_s1) : 0u;
   }
@@ -196,7 +200,7 @@ replayssm_decode_kernel(const ReplayParams p) {
   const float A_log = raw_f(tok.A_log, in.A_dt);
   const float b_raw = raw_f(tok.b_logit, in.b_dt);
 #pragma unroll
-  for (int u = 0; u < 2; ++u)
+  for (int u = 0; u < kReplayVPerThread; ++u)
     if (tid + u * kT < VT) s_v[tid + u * kT] = raw_f(v_raw[u], in.qkv_dt);  // published by the barriers below
 
   // --- per key channel: normalisation, gate, prefix, k * W ---

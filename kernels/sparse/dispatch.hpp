@@ -1,23 +1,31 @@
 #pragma once
 // Compile-time dispatch entry points, one translation unit per storage dtype (style habit 9).
-// The launchers validate the (dp, ht) pair first; an unknown pair here is cudaErrorInvalidValue.
+// The launchers validate the (dp, ht) pair first; a pair no instance exists for comes back as a
+// DispatchResult naming it.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string_view>
 
+#include "common/dispatch_result.hpp"
 #include "sparse/params.hpp"
 
 namespace kparity::kernels::sparse {
 
-// dp: D rounded up to 64/128/256/512; ht: heads per CTA (16 needs dp >= 128, 64 any dp).
-bool supported_tile(int dp, int ht);
-std::size_t attn_smem_bytes(int dp, int ht, int elem_bytes);
+// dp: D rounded up to 64/128/256/512; ht: heads per CTA (16 needs dp >= 128, 64 any dp). The
+// instances launch_attn_* has (launch_impl.cuh's switch).
+constexpr bool supported_tile(int dp, int ht) {
+  const bool dp_ok = dp == 64 || dp == 128 || dp == 256 || dp == 512;
+  return dp_ok && (ht == 64 || (ht == 16 && dp >= 128));
+}
+inline constexpr std::string_view kTilesText = "64, or 16 when D > 64";
+inline constexpr int kMaxD = 512;  // the largest dp: D up to this
 
 // wg: 0 the mma.sync kernel; 1 the wgmma kernel of wg_addr_kernel.cuh (sm_90a; dp 512, ht 64,
 // p.vec_q and p.vec_kv).
-cudaError_t launch_attn_bf16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream);
-cudaError_t launch_attn_f16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream);
-cudaError_t launch_combine_bf16(const AttnParams& p, cudaStream_t stream);
-cudaError_t launch_combine_f16(const AttnParams& p, cudaStream_t stream);
+DispatchResult launch_attn_bf16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream);
+DispatchResult launch_attn_f16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream);
+DispatchResult launch_combine_bf16(const AttnParams& p, cudaStream_t stream);
+DispatchResult launch_combine_f16(const AttnParams& p, cudaStream_t stream);
 
 }  // namespace kparity::kernels::sparse

@@ -3,10 +3,10 @@
 
 namespace kparity::kernels::sparse {
 
-cudaError_t launch_attn_f16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream) {
+DispatchResult launch_attn_f16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream) {
   return launch_attn_t<__half>(p, dp, ht, wg, stream);
 }
-cudaError_t launch_combine_f16(const AttnParams& p, cudaStream_t stream) {
+DispatchResult launch_combine_f16(const AttnParams& p, cudaStream_t stream) {
   return launch_combine_t<__half>(p, stream);
 }
 

@@ -1,38 +1,45 @@
 #pragma once
-// The (dp, ht) switch shared by the per-dtype translation units.
+// The (dp, ht) switch shared by the per-dtype translation units; a value without an instance comes
+// back as a DispatchResult naming it.
+#include <string>
+
 #include "sparse/attn_kernel.cuh"
-#include "sparse/wg_addr_kernel.cuh"
 #include "sparse/dispatch.hpp"
+#include "sparse/wg_addr_kernel.cuh"
 
 namespace kparity::kernels::sparse {
 
 template <class T, int DP, int HT>
-cudaError_t launch_one(const AttnParams& p, cudaStream_t stream) {
+DispatchResult launch_one(const AttnParams& p, cudaStream_t stream) {
+  static_assert(supported_tile(DP, HT), "an instance supported_tile() does not list");
   constexpr std::size_t smem = Geo<DP, HT, sizeof(T)>::smem;
   auto* k = &sparse_attn_kernel<T, DP, HT>;
   if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       e != cudaSuccess)
-    return e;
+    return dispatched(e);
   const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
   k<<<blocks, kThreads, smem, stream>>>(p);
-  return cudaSuccess;
+  return dispatched(cudaSuccess);
 }
 
 template <class T>
-cudaError_t launch_wg_addr(const AttnParams& p, cudaStream_t stream) {
+DispatchResult launch_wg_addr(const AttnParams& p, cudaStream_t stream) {
   auto* k = &sparse_attn_wg_addr_kernel<T>;
   if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kWgAddrSmem));
       e != cudaSuccess)
-    return e;
+    return dispatched(e);
   const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
   k<<<blocks, kWgThreads, kWgAddrSmem, stream>>>(p);
-  return cudaSuccess;
+  return dispatched(cudaSuccess);
 }
 
 template <class T>
-cudaError_t launch_attn_t(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream) {
+DispatchResult launch_attn_t(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream) {
   if (wg != 0) {
-    if (dp != 512 || ht != 64 || !p.vec_q || !p.vec_kv) return cudaErrorInvalidValue;
+    if (dp != kWgD || ht != kWgHeads || !p.vec_q || !p.vec_kv)
+      return dispatch_miss("variant",
+                           "2 (head_tile " + std::to_string(ht) + ", D padded to " + std::to_string(dp) + ")",
+                           "2 only with D in (256, 512], head_tile 64 and 16-byte q and KV rows");
     return launch_wg_addr<T>(p, stream);
   }
   if (ht == 64) {
@@ -51,14 +58,16 @@ cudaError_t launch_attn_t(const AttnParams& p, int dp, int ht, int wg, cudaStrea
       default: break;
     }
   }
-  return cudaErrorInvalidValue;
+  return dispatch_miss("head_tile", std::to_string(ht) + " (D padded to " + std::to_string(dp) + ")",
+                       std::string(kTilesText));
 }
 
 template <class T>
-cudaError_t launch_combine_t(const AttnParams& p, cudaStream_t stream) {
-  if (p.splits > 128) return cudaErrorInvalidValue;
-  sparse_combine_kernel<T><<<static_cast<unsigned>(p.T * p.H), 128, 0, stream>>>(p);
-  return cudaSuccess;
+DispatchResult launch_combine_t(const AttnParams& p, cudaStream_t stream) {
+  if (p.splits > kMaxSplits)
+    return dispatch_miss("kv_splits", std::to_string(p.splits), "at most " + std::to_string(kMaxSplits));
+  sparse_combine_kernel<T><<<static_cast<unsigned>(p.T * p.H), kCombineThreads, 0, stream>>>(p);
+  return dispatched(cudaSuccess);
 }
 
 }  // namespace kparity::kernels::sparse

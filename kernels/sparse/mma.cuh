@@ -1,25 +1,21 @@
 #pragma once
-// Warp-level tensor-core and async-copy primitives (sm_80+ PTX, run on sm_90a). Kept apart from the
-// attention kernel so its index arithmetic reads without asm noise.
+// Warp-level tensor-core primitives (sm_80+ PTX, run on sm_90a), and the cp.async helpers of
+// common/async_copy.cuh under sparse::dev. Kept apart from the attention kernel so its index
+// arithmetic reads without asm noise.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 
+#include "common/async_copy.cuh"
+
 namespace kparity::kernels::sparse::dev {
 
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16-byte global->shared copy; src_bytes 0 writes zeros without reading (masked rows, D tail).
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(src_bytes)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+using kernels::dev::cp_async16;
+using kernels::dev::cp_async16_at;
+using kernels::dev::cp_async_commit;
+using kernels::dev::cp_async_wait;
+using kernels::dev::smem_u32;
 
 __device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"

@@ -1,8 +1,11 @@
 // sparse/paged_decode launcher: as prefill with one source and no shift, plus split-K over the key
 // list when T * ceil(H / head_tile) leaves SMs idle and the caller gave a workspace.
 #include <algorithm>
+#include <climits>
 #include <vector>
 
+#include "common/align.hpp"
+#include "kparity/diagnostics/catalog_ids.hpp"
 #include "kparity/kernels/sparse.hpp"
 #include "sparse/prepare.hpp"
 #include "src/launch_util.hpp"
@@ -10,8 +13,7 @@
 namespace kparity::kernels::sparse {
 namespace {
 constexpr std::string_view kOp = kparity::sparse::kPagedDecodeOp;
-constexpr std::string_view kUnsupportedId = "e709e8561aa77c9b";  // proposed sparse-kernel-unsupported
-constexpr std::int64_t kMaxSplits = 128;  // the combine kernel keeps one weight per split in shared memory
+constexpr std::string_view kUnsupportedId = kparity::ids::sparse_decode_kernel_unsupported;
 
 detail::OpViews views_of(const PagedDecodeArgs& a) {
   detail::OpViews v;
@@ -36,9 +38,13 @@ std::int64_t choose_splits(std::int64_t T, std::int64_t H, std::int64_t ht, cons
   return std::min<std::int64_t>(kernels::detail::sm_count() / ctas, kMaxSplits);
 }
 
+// Workspace layout: acc [splits, T, H, D] fp32, then (from the next 16-byte boundary, so ws_ml keeps
+// the workspace's alignment) ml [splits, T, H, 2] fp32.
+std::size_t ml_offset(const AttnParams& p) {
+  return round_up(static_cast<std::size_t>(p.splits * p.T * p.H * p.D) * sizeof(float), kVecBytes);
+}
 std::size_t bytes_for(const AttnParams& p) {
-  const std::size_t acc = static_cast<std::size_t>(p.splits * p.T * p.H * p.D) * sizeof(float);
-  return (acc + 15) / 16 * 16 + static_cast<std::size_t>(p.splits * p.T * p.H * 2) * sizeof(float);
+  return ml_offset(p) + static_cast<std::size_t>(p.splits * p.T * p.H * 2) * sizeof(float);
 }
 }  // namespace
 
@@ -55,7 +61,7 @@ Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchO
   Status status = kparity::sparse::try_check_paged_decode(a, kernels::detail::shape_only(o.validate));
   if (!status.ok()) return status;
   if (a.return_lse && !a.lse)
-    return detail::unsupported(kOp, kUnsupportedId, "lse", "None", "an lse buffer when return_lse");
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "lse", "None", "an lse buffer when return_lse");
   const auto reads = [](PagedDecodeArgs& m) {
     return std::vector<TensorView*>{&m.q, &m.unified_kv, &m.kv_indices, &m.kv_indptr, &m.attn_sink};
   };
@@ -68,18 +74,17 @@ Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchO
   plan.p.splits = choose_splits(plan.p.T, plan.p.H, plan.ht, tu);
   if (plan.p.splits > 1) {
     const std::size_t need = bytes_for(plan.p);
-    if (ws.data == nullptr || ws.bytes < need || (reinterpret_cast<std::uintptr_t>(ws.data) & 15u) != 0) {
+    if (ws.data == nullptr || ws.bytes < need || !aligned16(ws.data)) {
       plan.p.splits = 1;  // documented fallback: single pass, no hidden allocation
     } else {
-      const std::size_t acc = static_cast<std::size_t>(plan.p.splits * plan.p.T * plan.p.H * plan.p.D) * sizeof(float);
       plan.p.ws_acc = static_cast<float*>(ws.data);
-      plan.p.ws_ml = reinterpret_cast<float*>(static_cast<char*>(ws.data) + (acc + 15) / 16 * 16);
+      plan.p.ws_ml = reinterpret_cast<float*>(static_cast<char*>(ws.data) + ml_offset(plan.p));
     }
   }
-  if (plan.p.T * plan.p.n_head_tiles * plan.p.splits > 0x7fffffffLL)
-    return detail::unsupported(kOp, kUnsupportedId, "kv_splits", std::to_string(plan.p.splits),
+  if (plan.p.T * plan.p.n_head_tiles * plan.p.splits > INT_MAX)  // gridDim.x is at most 2^31 - 1
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "kv_splits", std::to_string(plan.p.splits),
                                             "T * ceil(H / head_tile) * splits < 2^31");
-  Status done = detail::launch(kOp, plan, a.q.dtype == DType::bf16, stream, o);
+  Status done = detail::launch(kOp, kUnsupportedId, plan, a.q.dtype == DType::bf16, stream, o);
   return done.ok() ? status : done;
 }
 

@@ -2,6 +2,7 @@
 // -> POD params -> dtype/tile dispatch -> launch on the caller's stream (style habit 7).
 #include <vector>
 
+#include "kparity/diagnostics/catalog_ids.hpp"
 #include "kparity/kernels/sparse.hpp"
 #include "sparse/prepare.hpp"
 #include "src/launch_util.hpp"
@@ -9,7 +10,7 @@
 namespace kparity::kernels::sparse {
 namespace {
 constexpr std::string_view kOp = kparity::sparse::kPagedPrefillOp;
-constexpr std::string_view kUnsupportedId = "b753e6b38f9b398f";  // proposed sparse-kernel-unsupported
+constexpr std::string_view kUnsupportedId = kparity::ids::sparse_prefill_kernel_unsupported;
 }  // namespace
 
 Status paged_prefill(const PagedPrefillArgs& a, cudaStream_t stream, const LaunchOptions& o, const SparseTuning& tu) {
@@ -17,7 +18,7 @@ Status paged_prefill(const PagedPrefillArgs& a, cudaStream_t stream, const Launc
   Status status = kparity::sparse::try_check_paged_prefill(a, kernels::detail::shape_only(o.validate));
   if (!status.ok()) return status;
   if (a.return_lse && !a.lse)
-    return detail::unsupported(kOp, kUnsupportedId, "lse", "None", "an lse buffer when return_lse");
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "lse", "None", "an lse buffer when return_lse");
   // The deep checks read indices, pointers, the sink, q and the selected rows. Synchronous and
   // proportional to the tensors: a test-harness option, not a hot path.
   const auto reads = [](PagedPrefillArgs& m) {
@@ -40,7 +41,7 @@ Status paged_prefill(const PagedPrefillArgs& a, cudaStream_t stream, const Launc
   v.shift = a.replicated_logit_shift;
   detail::Plan plan;
   if (Status s = detail::make_plan(kOp, kUnsupportedId, v, tu, plan); !s.ok()) return s;
-  Status done = detail::launch(kOp, plan, a.q.dtype == DType::bf16, stream, o);
+  Status done = detail::launch(kOp, kUnsupportedId, plan, a.q.dtype == DType::bf16, stream, o);
   return done.ok() ? status : done;
 }
 

@@ -1,19 +1,23 @@
 #pragma once
-// POD kernel parameters (style habit 6): raw pointers and int64 element strides, no tensor or CUDA
-// type, so the host launchers fill it without nvcc.
+// POD kernel parameters (style habit 6): raw pointers, int64 element strides and dtype codes
+// (common/dtype_code.hpp), no tensor or CUDA type, so the host launchers fill it without nvcc.
 #include <cstdint>
+
+#include "common/dtype_code.hpp"
 
 namespace kparity::kernels::sparse {
 
-enum SparseDt : int { kSpF32 = 0, kSpF16 = 1, kSpBF16 = 2, kSpI32 = 3, kSpI64 = 4 };
+// Split-K: at most this many key-range splits per (token, head tile). The combine kernel runs one
+// thread per split and keeps one weight per split in shared memory (attn_kernel.cuh).
+inline constexpr int kMaxSplits = 128;
 
 struct AttnParams {
   const void* q = nullptr;  std::int64_t q_st = 0, q_sh = 0, q_sd = 0;
   // Source 0 is unified_kv (prefix), source 1 is kv (extend; null for decode).
   const void* src[2] = {nullptr, nullptr};  std::int64_t src_sr[2] = {0, 0}, src_sd[2] = {0, 0};
-  const void* idx[2] = {nullptr, nullptr};  int idx_dt[2] = {kSpI32, kSpI32};  std::int64_t idx_s[2] = {0, 0};
-  const void* ptr[2] = {nullptr, nullptr};  int ptr_dt[2] = {kSpI32, kSpI32};  std::int64_t ptr_s[2] = {0, 0};
-  const void* sink = nullptr;  int sink_dt = kSpF32;  std::int64_t sink_s = 0;
+  const void* idx[2] = {nullptr, nullptr};  int idx_dt[2] = {kI32, kI32};  std::int64_t idx_s[2] = {0, 0};
+  const void* ptr[2] = {nullptr, nullptr};  int ptr_dt[2] = {kI32, kI32};  std::int64_t ptr_s[2] = {0, 0};
+  const void* sink = nullptr;  int sink_dt = kF32;  std::int64_t sink_s = 0;
   void* out = nullptr;  std::int64_t out_st = 0, out_sh = 0, out_sd = 0;
   float* lse = nullptr;  std::int64_t lse_st = 0, lse_sh = 0;  // null: no LSE
   // Split-K partials (null: single pass): acc [splits, T, H, D], ml [splits, T, H, 2] (max, sum).

@@ -4,30 +4,21 @@
 #include <cstdint>
 #include <string>
 
+#include "common/align.hpp"
 #include "sparse/dispatch.hpp"
 #include "src/launch_util.hpp"
 
 namespace kparity::kernels::sparse::detail {
 namespace {
 
-int dt_code(DType t) {
-  switch (t) {
-    case DType::f32: return kSpF32;
-    case DType::f16: return kSpF16;
-    case DType::bf16: return kSpBF16;
-    case DType::i32: return kSpI32;
-    case DType::i64: return kSpI64;
-    default: return -1;
-  }
-}
+// Every refusal names the value with the op's kernel-unsupported entry.
+constexpr auto unsupported = &kernels::detail::not_implemented;
 
 std::string shape_str(const TensorView& v) {
   std::string s = "(";
   for (int d = 0; d < v.ndim(); ++d) s += (d ? ", " : "") + std::to_string(v.size(d));
   return s + (v.ndim() == 1 ? ",)" : ")");
 }
-
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
 // 16-byte loads need a contiguous last dim, rows on 16-byte boundaries and D a multiple of 8.
 bool vec_ok(const TensorView& v, std::int64_t D, std::initializer_list<int> row_dims) {
@@ -39,19 +30,13 @@ bool vec_ok(const TensorView& v, std::int64_t D, std::initializer_list<int> row_
 
 }  // namespace
 
-Status unsupported(std::string_view op, std::string_view id, std::string name, std::string value,
-                   std::string_view supported) {
-  Status s = kernels::detail::not_implemented(op, id, std::move(name), std::move(value), supported);
-  return s;
-}
-
 Status make_plan(std::string_view op, std::string_view id, const OpViews& v, const SparseTuning& tuning, Plan& plan) {
   const TensorView& q = *v.q;
   if (q.dtype != DType::bf16 && q.dtype != DType::f16)
     return unsupported(op, id, "q.dtype", std::string(dtype_name(q.dtype)), "bf16, f16");
   if (q.ndim() != 3) return unsupported(op, id, "q.shape", shape_str(q), "[T, H, D]");
   const std::int64_t T = q.size(0), H = q.size(1), D = q.size(2);
-  if (D < 1 || D > 512) return unsupported(op, id, "D", std::to_string(D), "1 <= D <= 512");
+  if (D < 1 || D > kMaxD) return unsupported(op, id, "D", std::to_string(D), "1 <= D <= 512");
   const Device dev = q.device;
   auto on_device = [&](const TensorView& t) { return t.device.is_cuda() && t.device == dev; };
   const TensorView& out = *v.out;
@@ -78,7 +63,7 @@ Status make_plan(std::string_view op, std::string_view id, const OpViews& v, con
       return unsupported(op, id, std::string(v.names[4 + s]) + ".shape", shape_str(*v.ptr[s]), "at least T+1 entries");
   }
   const TensorView& sink = *v.sink;
-  if (dt_code(sink.dtype) < 0 || dt_code(sink.dtype) > kSpBF16)
+  if (dt_code(sink.dtype) < 0 || dt_code(sink.dtype) > kBF16)
     return unsupported(op, id, "attn_sink.dtype", std::string(dtype_name(sink.dtype)), "f32, bf16, f16");
   if (sink.ndim() != 1 || sink.size(0) < H)
     return unsupported(op, id, "attn_sink.shape", shape_str(sink), "1-D with at least H entries");
@@ -93,8 +78,7 @@ Status make_plan(std::string_view op, std::string_view id, const OpViews& v, con
   int dp = 64;
   while (dp < D) dp *= 2;
   int ht = tuning.head_tile != 0 ? tuning.head_tile : (H <= 16 && dp >= 128 ? 16 : 64);
-  if (!supported_tile(dp, ht))
-    return unsupported(op, id, "head_tile", std::to_string(ht), "64, or 16 when D > 64");
+  if (!supported_tile(dp, ht)) return unsupported(op, id, "head_tile", std::to_string(ht), kTilesText);
   plan.dp = dp;
   plan.ht = ht;
 
@@ -133,16 +117,17 @@ Status make_plan(std::string_view op, std::string_view id, const OpViews& v, con
   return Status::success();
 }
 
-Status launch(std::string_view op, const Plan& plan, bool bf16, cudaStream_t stream, const LaunchOptions& o) {
+Status launch(std::string_view op, std::string_view id, const Plan& plan, bool bf16, cudaStream_t stream,
+              const LaunchOptions& o) {
   const AttnParams& p = plan.p;
   if (p.T == 0 || p.H == 0) return Status::success();  // empty grid: nothing to launch (AP-S10)
-  cudaError_t e = bf16 ? launch_attn_bf16(p, plan.dp, plan.ht, plan.wg, stream)
-                     : launch_attn_f16(p, plan.dp, plan.ht, plan.wg, stream);
-  if (e != cudaSuccess) return kernels::detail::cuda_failure(op, "launch setup", e);
+  const DispatchResult r = bf16 ? launch_attn_bf16(p, plan.dp, plan.ht, plan.wg, stream)
+                                : launch_attn_f16(p, plan.dp, plan.ht, plan.wg, stream);
+  if (!r.ok()) return kernels::detail::dispatch_failure(op, id, "launch setup", r);
   if (p.splits > 1) {
     if (Status s = kernels::detail::finish_launch(op, stream, LaunchOptions{o.validate, false}); !s.ok()) return s;
-    e = bf16 ? launch_combine_bf16(p, stream) : launch_combine_f16(p, stream);
-    if (e != cudaSuccess) return kernels::detail::cuda_failure(op, "combine launch setup", e);
+    const DispatchResult c = bf16 ? launch_combine_bf16(p, stream) : launch_combine_f16(p, stream);
+    if (!c.ok()) return kernels::detail::dispatch_failure(op, id, "combine launch setup", c);
   }
   return kernels::detail::finish_launch(op, stream, o);
 }

@@ -32,15 +32,14 @@ struct Plan {
   int wg = 0;  // 0 mma.sync kernel, 1 the wgmma kernel (wg_addr_kernel.cuh)
 };
 
-// NotImplementedError naming the unsupported value (proposed catalog entry sparse-kernel-unsupported).
-Status unsupported(std::string_view op, std::string_view id, std::string name, std::string value,
-                   std::string_view supported);
-
 // Fills plan.p (splits = 1) after checking everything the kernel relies on; the contract has run.
+// A configuration the kernels lack is a NotImplementedError with the op's kernel-unsupported
+// catalog entry `unsupported_id`, naming the value.
 Status make_plan(std::string_view op, std::string_view unsupported_id, const OpViews& v, const SparseTuning& tuning,
                  Plan& plan);
 
 // Launch the attention kernel (and, when plan.p.splits > 1, the combine kernel).
-Status launch(std::string_view op, const Plan& plan, bool bf16, cudaStream_t stream, const LaunchOptions& o);
+Status launch(std::string_view op, std::string_view unsupported_id, const Plan& plan, bool bf16, cudaStream_t stream,
+              const LaunchOptions& o);
 
 }  // namespace kparity::kernels::sparse::detail

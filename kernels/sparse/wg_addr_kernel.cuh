@@ -17,20 +17,21 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "sparse/attn_kernel.cuh"
+#include "common/limits.hpp"
 #include "sparse/wg_common.cuh"
-#include "sparse/wgmma_ops.cuh"
 
 namespace kparity::kernels::sparse {
 
-inline constexpr std::size_t kWgAddrSmem =
-    1024 + 3 * std::size_t(kWgTile) + std::size_t(kWgSlots) * kWgBK * 8 + 2 * 64 * 64 * 4;
+// Alignment pad, Q and two KV stages, the address slots, and S partials of both warpgroups.
+inline constexpr std::size_t kWgAddrSmem = kWgAlign + 3 * std::size_t(kWgTile) +
+                                           std::size_t(kWgSlots) * kWgBK * sizeof(unsigned long long) +
+                                           2 * std::size_t(kWgHeads) * kWgBK * sizeof(float);
+static_assert(kWgAddrSmem <= kSmemOptinPerBlock, "the wgmma kernel's tiles exceed the shared memory of an SM");
 
-namespace dev {
-__device__ __forceinline__ void cp_async16_s(std::uint32_t dst, std::uint64_t src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-}  // namespace dev
+// The issue loop's thread -> (chunk, rows) map: a thread copies chunk cc of rows rq, rq + 4, ...
+inline constexpr int kWgRowGroups = kWgThreads / kWgChunks;  // rows one sweep of the block covers
+static_assert(kWgRowGroups == 4 && kWgBK % kWgRowGroups == 0,
+              "rq + 4i has (row % 8) = rq + 4 (i % 2): two swizzle bases per thread");
 
 template <class T>
 __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(const AttnParams p) {
@@ -39,7 +40,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
   using Op = dev::MmaOp<T>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const std::uint32_t raw_s = dev::smem_u32(smem_raw);
-  const std::uint32_t pad = ((raw_s + 1023u) & ~1023u) - raw_s;
+  const std::uint32_t pad = ((raw_s + (kWgAlign - 1)) & ~(kWgAlign - 1)) - raw_s;
   unsigned char* sQ = smem_raw + pad;
   unsigned char* sKV = sQ + kWgTile;
   unsigned long long* sAddr = reinterpret_cast<unsigned long long*>(sQ + 3 * kWgTile);
@@ -47,10 +48,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
   const std::uint32_t q_s = raw_s + pad, kv_s = q_s + kWgTile;
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wq = warp & 3;
-  long long bid = blockIdx.x;
-  const long long split = bid % p.splits;
-  bid /= p.splits;
-  const long long h0 = (bid % p.n_head_tiles) * 64, t = bid / p.n_head_tiles;
+  const dev::CtaCoords cta = dev::cta_coords(p, kWgHeads);
+  const long long t = cta.t, h0 = cta.h0, split = cta.split;
   const long long D = p.D;
 
   const dev::TokenSpans sp = dev::token_spans<kWgBK>(p, t, split);
@@ -73,20 +72,23 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
   // Each thread copies one 16-byte column chunk of 16 rows (rows rq, rq + 4, ...): a warp covers half
   // a 1 KB row, coalesced. Masked rows and chunks past D are written as zeros (src-size 0). Row
   // rq + 4i has (row % 8) = rq + 4 (i % 2), so its swizzled offset is one of two bases + 512 i.
-  const int cc = tid & 63, rq = tid >> 6;
+  const int cc = tid & (kWgChunks - 1), rq = tid >> kWgChunksLog2;
   const bool col_ok = cc * 8 < D;
-  const std::uint32_t sw_e = static_cast<std::uint32_t>((cc >> 3) * 8192 + rq * 128 + (((cc & 7) ^ rq) << 4));
-  const std::uint32_t sw_o = static_cast<std::uint32_t>((cc >> 3) * 8192 + rq * 128 + ((((cc & 7) ^ rq) ^ 4) << 4));
+  const std::uint32_t sw_e =
+      static_cast<std::uint32_t>((cc >> 3) * kWgBlockBytes + rq * kWgRowBytes + (((cc & 7) ^ rq) << 4));
+  const std::uint32_t sw_o =
+      static_cast<std::uint32_t>((cc >> 3) * kWgBlockBytes + rq * kWgRowBytes + ((((cc & 7) ^ rq) ^ 4) << 4));
   const unsigned long long dummy = reinterpret_cast<unsigned long long>(p.q);  // not read when src-size is 0
   auto issue = [&](int k) {
     const unsigned long long* rows = sAddr + (k % kWgSlots) * kWgBK;
     const std::uint32_t dst = kv_s + (k & 1) * kWgTile;
 #pragma unroll
-    for (int i = 0; i < 16; ++i) {
-      const unsigned long long a = rows[rq + 4 * i];
+    for (int i = 0; i < kWgBK / kWgRowGroups; ++i) {
+      const unsigned long long a = rows[rq + kWgRowGroups * i];
       const bool valid = (a & 1ull) != 0 && col_ok;
       const unsigned long long src = valid ? (a & ~3ull) + static_cast<unsigned>(cc * 16) : dummy;
-      dev::cp_async16_s(dst + ((i & 1) ? sw_o : sw_e) + static_cast<std::uint32_t>(i * 512), src, valid ? 16 : 0);
+      dev::cp_async16_at(dst + ((i & 1) ? sw_o : sw_e) + static_cast<std::uint32_t>(i * kWgRowGroups * kWgRowBytes),
+                         src, valid ? 16 : 0);
     }
   };
 
@@ -97,8 +99,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
     raw = load_raw(2);
   }
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {  // Q tile: heads past H and channels past D are zeros
-    const int r = rq + 4 * i;
+  for (int i = 0; i < kWgHeads / kWgRowGroups; ++i) {  // Q tile: heads past H and channels past D are zeros
+    const int r = rq + kWgRowGroups * i;
     const bool valid = h0 + r < p.H && col_ok;
     const T* src = valid ? static_cast<const T*>(p.q) + t * p.q_st + (h0 + r) * p.q_sh + cc * 8 : static_cast<const T*>(p.q);
     dev::cp_async16(sQ + dev::sw_off(r, cc), src, valid ? 16 : 0);
@@ -112,7 +114,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
   float o[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) o[i] = 0.f;
-  float m0 = -FLT_MAX, m1 = -FLT_MAX, l0 = 0.f, l1 = 0.f;  // finite seed: empty sets stay NaN-free
+  dev::RowPairStats st;
   const float scale = p.scale, shift = p.shift;
 
   for (int it = 0; it < ntiles; ++it) {
@@ -131,8 +133,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
 #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       const int ks = wg * 16 + kk;
-      const std::uint32_t off = (ks >> 2) * 8192 + (ks & 3) * 32;
-      W::ss_n64(s, dev::desc_sw128(q_s + off, 16, 1024), dev::desc_sw128(st_s + off, 16, 1024), kk > 0 ? 1 : 0);
+      const std::uint32_t off = (ks >> 2) * kWgBlockBytes + (ks & 3) * 32;  // 4 k-steps of 16 columns per block
+      W::ss_n64(s, dev::desc_sw128(q_s + off, 16, kWgAlign), dev::desc_sw128(st_s + off, 16, kWgAlign), kk > 0 ? 1 : 0);
     }
     dev::wg_commit();
     // While S is computed: the gather of tile it + 1 (tile 1 went out in the prologue) into the stage
@@ -166,46 +168,13 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
     // Softmax on the m64n64 accumulator: s[4j + e] is row wq*16 + lane/4 (e < 2) or + 8 (e >= 2),
     // key 8j + 2(lane % 4) + (e & 1). Flags: the low word of the key's address entry.
     const unsigned* flags = reinterpret_cast<const unsigned*>(sAddr + (it % kWgSlots) * kWgBK);
-    float mx0 = -__int_as_float(0x7f800000), mx1 = mx0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const unsigned f = flags[2 * (j * 8 + 2 * (lane & 3) + e)];
-        const float add = (f & 2u) ? shift : 0.f;  // replicated_logit_shift: extend rows only (C.1 item 5)
-        const bool live = (f & 1u) != 0;
-        s[4 * j + e] = live ? s[4 * j + e] * scale + add : -__int_as_float(0x7f800000);
-        s[4 * j + 2 + e] = live ? s[4 * j + 2 + e] * scale + add : -__int_as_float(0x7f800000);
-        mx0 = fmaxf(mx0, s[4 * j + e]);
-        mx1 = fmaxf(mx1, s[4 * j + 2 + e]);
-      }
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-    const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
-    const float a0 = exp2f((m0 - mn0) * kLog2e), a1 = exp2f((m1 - mn1) * kLog2e);
-    m0 = mn0;
-    m1 = mn1;
-    float rs0 = 0.f, rs1 = 0.f;
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        s[4 * j + e] = exp2f((s[4 * j + e] - mn0) * kLog2e);
-        s[4 * j + 2 + e] = exp2f((s[4 * j + 2 + e] - mn1) * kLog2e);
-        rs0 += s[4 * j + e];
-        rs1 += s[4 * j + 2 + e];
-      }
-    l0 = l0 * a0 + rs0;  // unrounded weights in the denominator (C.4 item 4)
-    l1 = l1 * a1 + rs1;
-#pragma unroll
-    for (int n = 0; n < 32; ++n) {
-      o[4 * n] *= a0;
-      o[4 * n + 1] *= a0;
-      o[4 * n + 2] *= a1;
-      o[4 * n + 3] *= a1;
-    }
+    const float2 resc = dev::softmax_tile<8>([&](int j, int e) -> float& { return s[4 * j + e]; },
+                                             [&](int i) {
+                                               const unsigned f = flags[2 * i];
+                                               return dev::KeyFlags{(f & 1u) != 0, (f & 2u) != 0};
+                                             },
+                                             lane, scale, shift, st);
+    dev::rescale_rows<32>([&](int n, int e) -> float& { return o[4 * n + e]; }, resc);
     std::uint32_t pa[4][4];
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
@@ -218,71 +187,41 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
     dev::wg_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
-      W::rs_n256_tb(o, pa[kk], dev::desc_sw128(st_s + wg * 4 * 8192 + kk * 2048, 8192, 1024));
+      W::rs_n256_tb(o, pa[kk],
+                    dev::desc_sw128(st_s + wg * 4 * kWgBlockBytes + kk * 16 * kWgRowBytes, kWgBlockBytes, kWgAlign));
     dev::wg_commit();
     dev::wg_wait0();
     dev::pin(o);
   }
   dev::cp_async_wait<0>();
 
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  st.l0 = dev::quad_sum(st.l0);
+  st.l1 = dev::quad_sum(st.l1);
   const int orow = wq * 16 + (lane >> 2);
   const long long hr0 = h0 + orow, hr1 = hr0 + 8;
   const int cbase = wg * 256 + 2 * (lane & 3);
+  const bool writes_stats = wg == 0 && (lane & 3) == 0;  // one thread per row
+  const auto acc = [&](int n, int e) -> float& { return o[4 * n + e]; };
 
   if (p.ws_acc != nullptr) {  // split-K: raw partials, the combine kernel folds the sink in
-    const long long w0 = (split * p.T + t) * p.H + hr0, w1 = w0 + 8;
-#pragma unroll
-    for (int n = 0; n < 32; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const long long c = cbase + n * 8 + e;
-        if (c < D && hr0 < p.H) p.ws_acc[w0 * D + c] = o[4 * n + e];
-        if (c < D && hr1 < p.H) p.ws_acc[w1 * D + c] = o[4 * n + 2 + e];
-      }
-    if (wg == 0 && (lane & 3) == 0) {
-      if (hr0 < p.H) p.ws_ml[2 * w0] = m0, p.ws_ml[2 * w0 + 1] = l0;
-      if (hr1 < p.H) p.ws_ml[2 * w1] = m1, p.ws_ml[2 * w1 + 1] = l1;
-    }
+    dev::store_partials<32>(p, acc, st, split, t, hr0, cbase, D, writes_stats);
     return;
   }
 
-  float fa0, den0, lse0, fa1, den1, lse1;
-  const int k0 = dev::finalize(dev::sink_of(p, hr0), m0, l0, fa0, den0, lse0);
-  const int k1 = dev::finalize(dev::sink_of(p, hr1), m1, l1, fa1, den1, lse1);
+  const dev::RowFinal f0 = dev::finalize(dev::sink_of(p, hr0), st.m0, st.l0);
+  const dev::RowFinal f1 = dev::finalize(dev::sink_of(p, hr1), st.m1, st.l1);
   __syncthreads();  // every warpgroup is done reading the KV stages (and every copy landed): output staging
   T* sO = reinterpret_cast<T*>(sKV);
-  const float nan = __int_as_float(0x7fc00000);
 #pragma unroll
   for (int n = 0; n < 32; ++n) {
     const int c = cbase + n * 8;
-    const float v00 = k0 == 0 ? (o[4 * n] * fa0) / den0 : (k0 == 1 ? 0.f : nan);
-    const float v01 = k0 == 0 ? (o[4 * n + 1] * fa0) / den0 : (k0 == 1 ? 0.f : nan);
-    const float v10 = k1 == 0 ? (o[4 * n + 2] * fa1) / den1 : (k1 == 1 ? 0.f : nan);
-    const float v11 = k1 == 0 ? (o[4 * n + 3] * fa1) / den1 : (k1 == 1 ? 0.f : nan);
-    *reinterpret_cast<std::uint32_t*>(sO + orow * kWgOutLd + c) = Op::pack(v00, v01);
-    *reinterpret_cast<std::uint32_t*>(sO + (orow + 8) * kWgOutLd + c) = Op::pack(v10, v11);
+    const float2 v0 = f0(o[4 * n], o[4 * n + 1]), v1 = f1(o[4 * n + 2], o[4 * n + 3]);
+    *reinterpret_cast<std::uint32_t*>(sO + orow * kWgOutLd + c) = Op::pack(v0.x, v0.y);
+    *reinterpret_cast<std::uint32_t*>(sO + (orow + 8) * kWgOutLd + c) = Op::pack(v1.x, v1.y);
   }
-  if (p.lse != nullptr && wg == 0 && (lane & 3) == 0) {
-    if (hr0 < p.H) p.lse[t * p.lse_st + hr0 * p.lse_sh] = lse0;
-    if (hr1 < p.H) p.lse[t * p.lse_st + hr1 * p.lse_sh] = lse1;
-  }
+  if (p.lse != nullptr && writes_stats) dev::store_lse(p, t, hr0, f0.lse, f1.lse);
   __syncthreads();
-  const long long hn = min(64LL, p.H - h0);
-  for (int c = tid; c < 64 * 64; c += kWgThreads) {
-    const int r = c >> 6, ch = c & 63;
-    if (r >= hn || ch * 8 >= D) continue;
-    T* dst = static_cast<T*>(p.out) + t * p.out_st + (h0 + r) * p.out_sh + ch * 8 * p.out_sd;
-    const T* src = sO + r * kWgOutLd + ch * 8;
-    if (p.vec_out) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-    } else {
-      for (int e = 0; e < 8 && ch * 8 + e < D; ++e) dst[e * p.out_sd] = src[e];
-    }
-  }
+  dev::store_out_tile<T, kWgHeads, kWgChunks, kWgOutLd, kWgThreads>(p, sO, tid, t, h0, D);
 #else
   __trap();  // wgmma needs sm_90a (cmake/KparityCuda.cmake's default); other builds: SparseTuning::variant = 1
 #endif

@@ -20,19 +20,30 @@
 #include <cfloat>
 #include <cstdint>
 
-#include "sparse/attn_kernel.cuh"
+#include "sparse/mma.cuh"
+#include "sparse/softmax.cuh"
+#include "sparse/token_rows.cuh"
 #include "sparse/wgmma_ops.cuh"
 
 namespace kparity::kernels::sparse {
 
 inline constexpr int kWgThreads = 256, kWgBK = 64, kWgSlots = 4;
-inline constexpr std::uint32_t kWgTile = 64u * 1024u;  // 64 rows x 512 columns x 2 bytes
-inline constexpr int kWgOutLd = 512 + 8;                // output staging row (elements), conflict-free
+inline constexpr int kWgHeads = 64;                    // heads per CTA (the wgmma M)
+inline constexpr int kWgD = 512;                       // D padded to this
+inline constexpr int kWgChunks = kWgD / 8, kWgChunksLog2 = 6;  // 16-byte chunks of a row
+inline constexpr int kWgRowBytes = 128;                // a row of one 64-column block (bf16/f16)
+inline constexpr int kWgBlockBytes = 64 * kWgRowBytes;  // one 64-column block of a 64-row tile
+inline constexpr std::uint32_t kWgTile = (kWgD / 64) * kWgBlockBytes;  // 64 rows x 512 columns x 2 bytes
+inline constexpr std::uint32_t kWgAlign = 1024;        // a swizzle atom (8 rows x 128 bytes): tiles start on it
+inline constexpr int kWgOutLd = kWgD + 8;               // output staging row (elements), conflict-free
+static_assert(kWgChunks == 1 << kWgChunksLog2, "thread -> chunk maps shift by kWgChunksLog2");
+static_assert(kWgHeads == kWgBK && kWgBlockBytes == 8192 && kWgTile == 64u * 1024u,
+              "the descriptors (LBO/SBO) and the swizzle below assume 64 x 64 blocks of 128-byte rows");
 
 namespace dev {
 
 __device__ __forceinline__ std::uint32_t sw_off(int r, int c) {
-  return static_cast<std::uint32_t>((c >> 3) * 8192 + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+  return static_cast<std::uint32_t>((c >> 3) * kWgBlockBytes + r * kWgRowBytes + (((c & 7) ^ (r & 7)) << 4));
 }
 __device__ __forceinline__ std::uint64_t desc_sw128(std::uint32_t addr, std::uint32_t lbo, std::uint32_t sbo) {
   return static_cast<std::uint64_t>((addr & 0x3FFFFu) >> 4) | (static_cast<std::uint64_t>(lbo >> 4) << 16) |

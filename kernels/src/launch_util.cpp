@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/limits.hpp"
 #include "kparity/diagnostics/catalog.hpp"
 
 namespace kparity::kernels::detail {
@@ -32,7 +33,7 @@ int sm_count() {
     int dev = 0, v = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
         v <= 0)
-      v = 132;
+      v = kFallbackSmCount;
     return v;
   }();
   return n;
@@ -84,7 +85,9 @@ Status finish_launch(std::string_view op, cudaStream_t stream, const LaunchOptio
   return Status::success();
 }
 
-bool supported_head_dim(std::int64_t d) { return d >= 16 && d <= 256 && (d & (d - 1)) == 0; }
-bool float_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+Status dispatch_failure(std::string_view op, std::string_view id, std::string_view what, const DispatchResult& r) {
+  if (!r.missed.empty()) return not_implemented(op, id, std::string(r.missed), r.value, r.supported);
+  return cuda_failure(op, what, r.error);
+}
 
 }  // namespace kparity::kernels::detail

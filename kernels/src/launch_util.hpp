@@ -1,6 +1,7 @@
 #pragma once
 // Host-side helpers shared by every kernel launcher: CUDA status -> kparity::Status, the typed
-// "unsupported by the kernel" error, SM count cache and host mirrors for deep checks.
+// "unsupported by the kernel" error, SM count cache, host mirrors for deep checks, and the head
+// (contract passes) and tail (dispatch, launch check) that the launchers share.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/dispatch_result.hpp"
 #include "kparity/core/tensor_view.hpp"
 #include "kparity/diagnostics/errors.hpp"
 #include "kparity/kernels/launch.hpp"
@@ -18,8 +20,8 @@ namespace kparity::kernels::detail {
 // A failed CUDA call; RuntimeError, because that is what torch raises for it.
 Status cuda_failure(std::string_view op, std::string_view what, cudaError_t e);
 
-// NotImplementedError naming the unsupported value. Until the catalog carries the proposed entry
-// "<op>/kda-kernel-unsupported", the diagnostic is built here with that entry's would-be id.
+// NotImplementedError naming the unsupported value; `id` is the op's kernel-unsupported catalog entry
+// (kparity::ids::<family>_<op>_kernel_unsupported), whose template renders name, value and supported.
 Status not_implemented(std::string_view op, std::string_view id, std::string name, std::string value,
                        std::string_view supported);
 
@@ -53,8 +55,9 @@ Status deep_only(std::vector<Diagnostic> diags);
 // After a launch: the launch error, then (when asked) the stream's completion.
 Status finish_launch(std::string_view op, cudaStream_t stream, const LaunchOptions& o);
 
-bool supported_head_dim(std::int64_t d);  // powers of two in [16, 256]
-bool float_dtype(DType t);               // f32, f16, bf16
+// A dispatch that launched nothing: the value its switch missed as the op's kernel-unsupported error
+// (`id`), else the CUDA error of the launch setup (`what`: "launch setup", ...).
+Status dispatch_failure(std::string_view op, std::string_view id, std::string_view what, const DispatchResult& r);
 
 // The deep pass of a launcher's contract: `validate` over a copy of the arguments whose tensors named
 // by `reads` (a function of that copy, returning the TensorView pointers) are host copies; only the
@@ -66,6 +69,29 @@ Status deep_pass(std::string_view op, const Args& a, const ValidateOptions& o, c
   std::vector<HostMirror> mirrors;
   if (Status s = mirror_all_to_host(op, reads(m), mirrors, stream); !s.ok()) return s;
   return deep_only(validate(m, o));
+}
+
+// The head of a launcher: the contract's shape pass on the caller's views (its warnings are the
+// returned status), then, when o.deep asks, the deep pass on host copies of `reads`.
+template <class Args, class Check, class Validate, class Reads>
+Status contract_passes(std::string_view op, const Args& a, const ValidateOptions& o, cudaStream_t stream, Check check,
+                       Validate validate, Reads reads) {
+  Status status = check(a, shape_only(o));
+  if (!status.ok() || !o.deep) return status;
+  if (Status s = deep_pass(op, a, o, stream, validate, reads); !s.ok()) return s;
+  return status;
+}
+
+// The tail of a launcher whose host half ended in `prepared` (the contract's status, warnings kept):
+// nothing to launch when it failed or `empty`; else `dispatch()`, then the launch check. A
+// successful launch returns `prepared`, so the contract's warnings reach the caller.
+template <class Dispatch>
+Status dispatch_and_finish(std::string_view op, std::string_view unsupported_id, Status prepared, bool empty,
+                           Dispatch&& dispatch, cudaStream_t stream, const LaunchOptions& o) {
+  if (!prepared.ok() || empty) return prepared;
+  if (const DispatchResult r = dispatch(); !r.ok()) return dispatch_failure(op, unsupported_id, "launch setup", r);
+  Status done = finish_launch(op, stream, o);
+  return done.ok() ? prepared : done;
 }
 
 }  // namespace kparity::kernels::detail

@@ -11,13 +11,6 @@ Tensor& ten(Mutant& m, const std::string& name) { return m.call.tensors.at(name)
 TensorView view(const Mutant& m, const std::string& name) { return m.call.tensors.at(name).view(); }
 std::int64_t dim(const Mutant& m, const std::string& name, int d) { return view(m, name).size(d); }
 
-Shape contiguous_strides(const Shape& shape) {
-  Shape s(shape.size(), 1);
-  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
-    s[static_cast<std::size_t>(d)] = s[static_cast<std::size_t>(d) + 1] * std::max<std::int64_t>(shape[static_cast<std::size_t>(d) + 1], 1);
-  return s;
-}
-
 // Element `i` in row-major order of the logical shape, whatever the layout.
 double get(const Mutant& m, const std::string& name, std::int64_t i) { return view(m, name).load_flat(i); }
 std::int64_t get_int(const Mutant& m, const std::string& name, std::int64_t i) { return view(m, name).load_int_flat(i); }

@@ -19,7 +19,6 @@ double get(const Mutant& m, const std::string& name, std::int64_t flat);
 std::int64_t get_int(const Mutant& m, const std::string& name, std::int64_t flat);
 void set(Mutant& m, const std::string& name, std::int64_t flat, double v);
 
-Shape contiguous_strides(const Shape& shape);
 // Row-major strides whose innermost stride is `inner` (2: every other element, not contiguous).
 Shape padded_strides(const Shape& shape, std::int64_t inner);
 

@@ -13,24 +13,6 @@
 
 namespace kparity::fuzz {
 
-std::string_view kind_name(MutationKind k) noexcept {
-  switch (k) {
-    case MutationKind::dtype: return "dtype";
-    case MutationKind::shape: return "shape";
-    case MutationKind::rank: return "rank";
-    case MutationKind::device: return "device";
-    case MutationKind::stride: return "stride";
-    case MutationKind::index_value: return "index value";
-    case MutationKind::cursor_value: return "cursor value";
-    case MutationKind::scalar: return "scalar";
-    case MutationKind::flag: return "flag";
-    case MutationKind::value: return "value";
-    case MutationKind::alias: return "alias";
-    case MutationKind::absent: return "absent";
-  }
-  return "?";
-}
-
 std::int64_t Pick::below(std::int64_t n) {
   if (n <= 1) return 0;
   return static_cast<std::int64_t>(splitmix64(state_) % static_cast<std::uint64_t>(n));

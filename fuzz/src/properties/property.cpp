@@ -7,15 +7,6 @@
 #include "kparity/fuzz/properties/differential.hpp"
 
 namespace kparity::fuzz {
-namespace {
-
-std::vector<Property>& extra_properties() {
-  static std::vector<Property> v;
-  return v;
-}
-
-}  // namespace
-
 std::string op_of(const Property& p) {
   if (!p.op.empty()) return p.op;
   const auto a = p.name.find('/');
@@ -27,13 +18,9 @@ std::string op_of(const Property& p) {
 
 std::string backend_of(const Property& p) { return p.backend.empty() ? std::string("reference") : p.backend; }
 
-void register_properties(std::vector<Property> extra) {
-  for (auto& p : extra) extra_properties().push_back(std::move(p));
-}
-
 std::vector<Property> cpu_properties() {
   std::vector<Property> all;
-  for (auto&& group : {kda_properties(), sparse_properties(), hostile_properties(), extra_properties()})
+  for (auto&& group : {kda_properties(), sparse_properties(), hostile_properties()})
     for (const auto& p : group) all.push_back(p);
   return all;
 }

@@ -34,7 +34,6 @@ struct Call {
   // Throw std::out_of_range naming the op and the missing tensor.
   Tensor& at(const std::string& name);
   const Tensor& at(const std::string& name) const;
-  bool is_pure_output(std::string_view name) const;
 };
 
 // Knobs a property passes to a generator.

@@ -14,7 +14,7 @@ namespace kparity::fuzz {
 struct CampaignOptions {
   std::uint64_t seed = kDefaultSeed;
   std::vector<std::string> ops;  // empty: all; else op names ("kda/packed_decode") or families ("kda")
-  std::string backend = "all";   // reference | cuda | all
+  std::string backend = "all";   // reference | cuda | launcher | all
   std::string property;          // non-empty: exactly this property
   std::optional<int> cases;      // passing cases per property
   std::optional<double> seconds;  // wall-clock budget of the whole campaign, split across properties

@@ -21,7 +21,6 @@
 namespace kparity::fuzz {
 
 enum class MutationKind { dtype, shape, rank, device, stride, index_value, cursor_value, scalar, flag, value, alias, absent };
-std::string_view kind_name(MutationKind k) noexcept;
 
 // A call under mutation. A Call holds owned host tensors only; two things a contract looks at do
 // not fit in it: which device each tensor claims to be on, and whether one tensor's memory overlaps

@@ -18,7 +18,9 @@ struct Property {
   std::string kind;  // metamorphic | hostile | differential | ...
   std::function<void()> body;  // draws with *gen, asserts with RC_ASSERT
   std::string op;       // empty: derived from the name (see op_of)
-  std::string backend;  // empty: "reference" (a CPU property); "cuda" for kernel properties
+  // empty: "reference" (a CPU property); "cuda" for kernel properties on a device; "launcher" for
+  // the kernel launchers on host memory (no device needed)
+  std::string backend;
   // Every bucket the property can note, reported with a zero count when never hit (coverage
   // gaps). Empty: the buckets of its op's spec, when the op has one.
   std::vector<std::string> buckets;
@@ -34,13 +36,13 @@ std::vector<Property> kda_properties();
 std::vector<Property> sparse_properties();
 std::vector<Property> hostile_properties();
 
-// The reference-side properties (metamorphic, hostile, registered extras): the "reference" backend.
+// The reference-side properties (metamorphic, hostile): the "reference" backend.
 std::vector<Property> cpu_properties();
 // The kernel launchers' answer to rejected calls (backends/cuda/rejected_launch.cpp): backend "cuda"
 // with a device, "launcher" (host memory labelled cuda:0) without one; empty when kernels are not built.
 std::vector<Property> launcher_properties();
-// cpu_properties() plus the differential properties of every available CUDA backend.
+// cpu_properties() plus the differential properties of every available CUDA backend and the
+// launcher properties.
 std::vector<Property> all_properties();
-void register_properties(std::vector<Property> extra);
 
 }  // namespace kparity::fuzz
