@@ -59,7 +59,8 @@ int self_test(const FuzzOptions& o, std::uint64_t seed) {
 
 // `--impl lib.so`: the plugin's implementation properties (external.hpp) instead of kparity's own;
 // the contract property runs only when --property names it (a kernel may skip checks on purpose).
-// KPARITY_FUZZ_CASE_TIMEOUT sets the per-call time limit in seconds (default 30).
+// KPARITY_FUZZ_CASE_TIMEOUT sets the per-call time limit in seconds (default 30), KPARITY_FUZZ_PROFILE
+// the precision profile of the faithful model (reference/precision_profile.hpp; default faithful).
 int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
   std::shared_ptr<const abi::Plugin> plugin;
   try {
@@ -69,11 +70,26 @@ int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
     return kExitBadInput;
   }
   fz::ExternalOptions eo;
-  if (const char* t = std::getenv("KPARITY_FUZZ_CASE_TIMEOUT")) eo.case_timeout = std::stod(t);
+  if (const char* t = std::getenv("KPARITY_FUZZ_CASE_TIMEOUT")) {
+    char* end = nullptr;
+    eo.case_timeout = std::strtod(t, &end);
+    if (end == t || *end != '\0' || !(eo.case_timeout > 0)) {
+      std::fprintf(stderr, "error: KPARITY_FUZZ_CASE_TIMEOUT=%s is not a positive number of seconds\n", t);
+      return kExitBadInput;
+    }
+  }
   const fz::Backend backend = fz::plugin_backend(plugin, eo);
   fz::ImplPropertyOptions po;
   po.large = po.on_device = plugin->device().is_cuda();
   po.kinds.push_back("contract");
+  if (const char* p = std::getenv("KPARITY_FUZZ_PROFILE")) {
+    const auto profile = reference::parse_profile(p);
+    if (!profile) {
+      std::fprintf(stderr, "error: KPARITY_FUZZ_PROFILE=%s is not a precision profile (faithful, tf32-dot)\n", p);
+      return kExitBadInput;
+    }
+    po.profile = *profile;
+  }
   std::vector<fz::Property> props;
   for (auto& p : fz::implementation_properties(backend, fz::op_specs(), po))
     if (p.kind != "hostile" || p.name == c.property) props.push_back(std::move(p));

@@ -50,7 +50,11 @@ Call run_or_fail(const Call& c, const Backend& backend) {
 void differential_case(const OpFuzzSpec& spec, const Backend& backend, const ImplPropertyOptions& o, bool special) {
   const Call c = draw_call(spec, o, special);
   const Call b = run_or_fail(c, backend);
-  const DifferentialResult r = judge(c, run_oracle(c), run_faithful(c), b, spec);
+  const Call f = [&] {
+    const reference::PrecisionProfileScope profile(o.profile);
+    return run_faithful(c);
+  }();
+  const DifferentialResult r = judge(c, run_oracle(c), f, b, spec);
   note_errors(r);
   RC_LOG() << r.detail << "\n";
   if (!r.pass) RC_FAIL(tag(FailureClass::wrong_values) + backend.name + " breaks the differential rule: " + r.detail);

@@ -14,6 +14,7 @@
 #include "kparity/fuzz/backends/failure.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
 #include "kparity/fuzz/properties/property.hpp"
+#include "kparity/reference/precision_profile.hpp"
 
 namespace kparity::fuzz {
 
@@ -48,6 +49,8 @@ struct ImplPropertyOptions {
   // Optional: turns a drawn call into one the implementation can be called with (Python callables
   // that lack a keyword); false discards the case.
   std::function<bool(Call&)> adapt;
+  // The faithful model the differential rule's bound comes from (reference/precision_profile.hpp).
+  reference::PrecisionProfile profile = reference::PrecisionProfile::faithful;
 };
 
 // For every op the backend implements (in specs order), the selected kinds:
