@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The Python package on the GPU machine (no network): build it with the CUDA kernels, run every Python
+# test (the GPU ones included: kernel vs reference, stream order, CUDA-graph capture and replay) and
+# the performance measurement (python/bench/perf.py: kparity.check and kparity.kernel host costs).
+# Results under $OUT (default ./gpu-python-out): pytest.log, python_perf_cuda.md, python_perf_cpu.md,
+# build.log. Exit status: pytest's, or 1 when the build failed.
+#
+# Build tools: the carried wheels in .deps/wheels (scripts/fetch-wheels.sh, run where PyPI is
+# reachable) when present, else the image's nanobind and scikit-build-core. The extension links the
+# libraries of ${BUILD:-build-suite} when that folder holds a CUDA build (scripts/gpu-suite.sh build),
+# else `pip install .` compiles everything with the kernels (KPARITY_CUDA=ON, all cores).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/gpu-python-out}
+BUILD=${BUILD:-build-suite}
+PY=${KPARITY_PYTHON:-python3}
+SITE=${KPARITY_SITE:-/tmp/kparity-site}
+mkdir -p "$OUT" "$SITE"
+export CMAKE_BUILD_PARALLEL_LEVEL=$(nproc)
+"$PY" -c 'import sys, torch; print(sys.version.split()[0], torch.__version__, "cuda devices:", torch.cuda.device_count())'
+
+tools=/tmp/kparity-build-tools
+if compgen -G ".deps/wheels/*.whl" > /dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$tools" .deps/wheels/*.whl || exit 1
+  export PYTHONPATH=$tools${PYTHONPATH:+:$PYTHONPATH}
+fi
+settings=()
+if [ -f "$BUILD/kparity-config.cmake" ] && [ -f "$BUILD/kernels/libkparity_kernels.a" ]; then
+  mode="reuse of $BUILD"
+  settings+=(--config-settings=cmake.source-dir=python "--config-settings=build-dir=build-python/reuse-{wheel_tag}"
+             --config-settings=cmake.define.kparity_DIR="$ROOT/$BUILD")
+  [ -x "$BUILD/cli/kparity" ] && export KPARITY_CLI="$ROOT/$BUILD/cli/kparity"
+else
+  mode="full build"
+  settings+=(--config-settings=cmake.define.KPARITY_CUDA=ON)
+fi
+echo "kparity: building the Python package ($mode)"
+if ! "$PY" -m pip install --no-build-isolation --no-deps --no-index --upgrade --target "$SITE" "${settings[@]}" . \
+    > "$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"
+  exit 1
+fi
+export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
+"$PY" -c 'import kparity; assert kparity.has_kernels, "built without kernels"; print("kparity", kparity.__version__, "kernels:", kparity.has_kernels)' || exit 1
+
+cd "$ROOT/build-python" 2>/dev/null || { mkdir -p "$ROOT/build-python"; cd "$ROOT/build-python"; }
+PYTHONUNBUFFERED=1 "$PY" -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/python" 2>&1 | tee "$OUT/pytest.log"
+status=${PIPESTATUS[0]}
+"$PY" "$ROOT/python/bench/perf.py" --device cuda --out "$OUT/python_perf_cuda.md" || status=1
+"$PY" "$ROOT/python/bench/perf.py" --device cpu --out "$OUT/python_perf_cpu.md" || status=1
+exit $status
