@@ -13,7 +13,9 @@
 #include "kparity/fuzz/corpus/corpus.hpp"
 
 #include "kparity/fuzz/campaign/selftest.hpp"
+#ifdef KPARITY_FUZZ_PLUGINS
 #include "kparity/fuzz/backends/external.hpp"
+#endif
 
 namespace kparity::cli {
 namespace {
@@ -57,6 +59,7 @@ int self_test(const FuzzOptions& o, std::uint64_t seed) {
   return fz::run_self_test(std::cout, st) == 0 ? kExitOk : kExitMismatch;
 }
 
+#ifdef KPARITY_FUZZ_PLUGINS
 // `--impl lib.so`: the plugin's implementation properties (external.hpp) instead of kparity's own;
 // the contract property runs only when --property names it (a kernel may skip checks on purpose).
 // KPARITY_FUZZ_CASE_TIMEOUT sets the per-call time limit in seconds (default 30), KPARITY_FUZZ_PROFILE
@@ -104,6 +107,14 @@ int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
   const fz::CampaignResult r = fz::run_campaign(props, c, {{backend.name, true, ""}}, std::cout);
   return r.passed() ? kExitOk : kExitMismatch;
 }
+
+#else
+int fuzz_impl(const FuzzOptions&, fz::CampaignOptions) {
+  std::fprintf(stderr, "error: --impl is unavailable: this kparity was built without DLPack's header "
+                       "(install libdlpack-dev and rebuild)\n");
+  return kExitBadInput;
+}
+#endif
 
 }  // namespace
 

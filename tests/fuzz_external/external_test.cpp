@@ -3,6 +3,7 @@
 // (plugins/planted_impl.cpp) is caught with its own failure class within a bounded number of cases;
 // the example without checks accepts a hostile call; the CUDA example (forwarding to kparity's
 // kernels) holds them on a GPU and skips visibly without one; the CLI's answers and repro lines.
+#if __has_include("kparity/abi/plugin.hpp")  // built with DLPack (abi/CMakeLists.txt)
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -150,3 +151,4 @@ TEST(FuzzImplCli, RunsAPluginAndPrintsReprosWithTheImpl) {
 
 }  // namespace
 }  // namespace kparity::fuzz
+#endif

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kparity/fuzz/backends/external.hpp"
+#include "kparity/fuzz/backends/implementation.hpp"
 #include "kparity/fuzz/backends/reference.hpp"
 #include "kparity/fuzz/campaign/runner.hpp"
 #include "kparity/ops/op_table.hpp"

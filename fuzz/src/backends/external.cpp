@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -228,13 +229,36 @@ abi::PluginResult call_isolated(const abi::Plugin& plugin, const PluginRun& run,
   return r.result;
 }
 
+constexpr std::size_t kMaxTimeouts = 4;
+
+struct PluginState {
+  std::atomic<bool> hung{false};
+  // Calls that timed out: RapidCheck re-runs the shrunk counterexample last, and that re-run must
+  // get the same verdict while the plugin's thread is still stuck.
+  std::set<std::uint64_t> timed_out;
+};
+
 void run_plugin(const std::shared_ptr<const abi::Plugin>& plugin, Call& c, const ExternalOptions& o,
-                std::atomic<bool>& hung) {
-  if (hung) throw BackendUnsupported("an earlier call of " + plugin->name() + " never returned; later calls are skipped");
+                PluginState& state) {
+  const std::uint64_t key = call_fingerprint(c);
+  if (state.timed_out.count(key))
+    timed_out(*plugin, o.case_timeout, "the call was abandoned (its buffers stay allocated)");
+  if (state.hung) throw BackendUnsupported("an earlier call of " + plugin->name() + " never returned; later calls are skipped");
   const bool cuda = plugin->device().is_cuda();
   auto run = std::make_shared<PluginRun>();
   mirror(*run, c, cuda);
-  const abi::PluginResult r = cuda ? call_on_thread(plugin, run, c.op, o, hung) : call_isolated(*plugin, *run, c.op, o);
+  abi::PluginResult r;
+  try {
+    r = cuda ? call_on_thread(plugin, run, c.op, o, state.hung) : call_isolated(*plugin, *run, c.op, o);
+  } catch (const ImplFailure& e) {
+    if (e.failure_class() == FailureClass::timed_out) {
+      state.timed_out.insert(key);
+      // Each timeout costs the whole limit (and a CUDA one leaks a thread): shrinking may look for
+      // a smaller hanging call a few times, then later calls are skipped.
+      if (state.timed_out.size() >= kMaxTimeouts) state.hung = true;
+    }
+    throw;
+  }
   const std::string problems = settle(*run, cuda);
   if (!problems.empty()) throw ImplFailure(FailureClass::wrote_outside_outputs, problems);
   switch (r.status) {
@@ -275,11 +299,11 @@ bool run_with_timeout(const std::function<void()>& f, double seconds, std::share
 }
 
 Backend plugin_backend(std::shared_ptr<const abi::Plugin> plugin, const ExternalOptions& options) {
-  auto hung = std::make_shared<std::atomic<bool>>(false);
+  auto state = std::make_shared<PluginState>();
   Backend b;
   b.name = plugin->name();
   b.ops = plugin->ops();
-  b.run = [plugin, options, hung](Call& c) { run_plugin(plugin, c, options, *hung); };
+  b.run = [plugin, options, state](Call& c) { run_plugin(plugin, c, options, *state); };
   return b;
 }
 

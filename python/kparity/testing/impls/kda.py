@@ -183,7 +183,8 @@ def _replayssm_decode(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, d_c
     q = _per_value_head(q, G, H, faults) * torch.tensor(scale, dtype=F32)
     k = _per_value_head(k, G, H, faults)
     kq = _dot_k(k, q, faults)  # B.2.5: current, undecayed k and q
-    x = a.reshape(mixed_qkv.shape[0], -1)[live].to(F32).reshape(-1, HV, K)  # a.view(batch, -1), C.1 #3 + dt_bias.to(F32).reshape(HV, K)
+    # a.view(batch, -1) and dt_bias.view(-1) as upstream reads them (kda.md C.1 #3)
+    x = a.reshape(mixed_qkv.shape[0], -1)[live].to(F32).reshape(-1, HV, K) + dt_bias.to(F32).reshape(HV, K)
     g = _gate(x, A_log, lower_bound, faults)
     alpha = torch.exp(g)
     beta = torch.sigmoid(b[live].to(F32))

@@ -1,9 +1,7 @@
 #pragma once
-// Implementations from outside kparity as fuzz backends: a shared library written to
-// kparity/impl_abi.h (loaded with dlopen; `kparity fuzz --impl lib.so`), or any callable wrapped
-// the same way (the Python package's check_implementation). Each gets the implementation
-// properties: the differential rule on finite and special values, determinism, and (opt-in) the
-// contract, every failure reported with its class (failure.hpp).
+// A shared library written to kparity/impl_abi.h as a fuzz backend (`kparity fuzz --impl lib.so`),
+// loaded with dlopen through abi/plugin.hpp; it gets the implementation properties of
+// implementation.hpp. Built only when DLPack's header was found (KPARITY_FUZZ_PLUGINS).
 #include <functional>
 #include <memory>
 #include <string>
@@ -11,10 +9,7 @@
 
 #include "kparity/abi/plugin.hpp"
 #include "kparity/fuzz/backends/backend.hpp"
-#include "kparity/fuzz/backends/failure.hpp"
-#include "kparity/fuzz/generators/op_spec.hpp"
-#include "kparity/fuzz/properties/property.hpp"
-#include "kparity/reference/precision_profile.hpp"
+#include "kparity/fuzz/backends/implementation.hpp"
 
 namespace kparity::fuzz {
 
@@ -38,29 +33,5 @@ Backend plugin_backend(std::shared_ptr<const abi::Plugin> plugin, const External
 // Runs `f` on a worker thread and waits at most `seconds`; false when it did not finish (the thread
 // is detached and keeps `keep_alive` alive until it ends).
 bool run_with_timeout(const std::function<void()>& f, double seconds, std::shared_ptr<void> keep_alive = {});
-
-struct ImplPropertyOptions {
-  bool large = false;  // kernel-sized shapes (GenConfig::large), for GPU implementations
-  bool on_device = false;  // the implementation runs on CUDA: its contract is judged at the kernel entry
-  // Which properties: "differential", "differential-special-values", "deterministic", "contract".
-  std::vector<std::string> kinds = {"differential", "differential-special-values", "deterministic"};
-  // The contract property also requires upstream's message (and class, where the backend knows it).
-  bool contract_messages = false;
-  // Optional: turns a drawn call into one the implementation can be called with (Python callables
-  // that lack a keyword); false discards the case.
-  std::function<bool(Call&)> adapt;
-  // The faithful model the differential rule's bound comes from (reference/precision_profile.hpp).
-  reference::PrecisionProfile profile = reference::PrecisionProfile::faithful;
-};
-
-// For every op the backend implements (in specs order), the selected kinds:
-//   <op>/differential/<backend>                 the rule of differential.hpp on finite inputs
-//   <op>/differential-special-values/<backend>  NaN, +-Inf, -0, subnormals among the inputs
-//   <op>/deterministic/<backend>                the same call twice gives the same bytes in every
-//                                               written tensor (every op here promises it: no atomics upstream)
-//   <op>/rejects-hostile-calls/<backend>        a valid call with one catalog mutation of an upstream
-//                                               check must be refused (opt-in: a kernel may skip checks)
-std::vector<Property> implementation_properties(const Backend& backend, const std::vector<OpFuzzSpec>& specs,
-                                                const ImplPropertyOptions& options = {});
 
 }  // namespace kparity::fuzz
