@@ -159,6 +159,7 @@ class CaseRunner:
             # A Python thread cannot be stopped: abandon it (a daemon thread, with its tensors) and call
             # the next case on a fresh worker, so shrinking can look for a smaller hanging call. After
             # MAX_TIMEOUTS abandoned calls (each may hold a core or the GIL) later cases are skipped.
+            self._worker.close()  # ends it if the call ever returns
             self._worker = None
             if len(self._timed_out) + 1 >= MAX_TIMEOUTS:
                 self._dead = f"{MAX_TIMEOUTS} calls never returned (time limit {self.case_timeout} s)"
@@ -304,12 +305,21 @@ class _Worker:
 
     def _loop(self) -> None:
         while True:
-            fn, kwargs, box, done = self._jobs.get()
+            job = self._jobs.get()
+            if job is None:
+                return
+            fn, kwargs, box, done = job
             try:
                 box.append((True, fn(kwargs)))
             except BaseException as e:  # noqa: BLE001  (handed to the waiting thread)
                 box.append((False, e))
             done.set()
+            # Hold nothing of the finished call while waiting for the next one.
+            del job, fn, kwargs, box, done
+
+    def close(self) -> None:
+        """Ends the thread once it is idle (a hung call keeps it, as a daemon, until exit)."""
+        self._jobs.put(None)
 
     def call(self, fn: Callable[[dict[str, Any]], Any], kwargs: dict[str, Any], timeout: float) -> Any:
         box: list[tuple[bool, Any]] = []
@@ -317,7 +327,7 @@ class _Worker:
         self._jobs.put((fn, kwargs, box, done))
         if not done.wait(timeout):
             raise _TimedOut()
-        ok, value = box[0]
+        ok, value = box.pop()
         if ok:
             return value
         raise value
@@ -332,5 +342,7 @@ def _describe(value: Any) -> str:
 
 
 def stop_worker(runner: CaseRunner) -> None:
-    """Drops the worker thread (an idle daemon; a hung one is left to the interpreter's exit)."""
-    runner._worker = None
+    """Ends the worker thread (a hung one is left, as a daemon, to the interpreter's exit)."""
+    if runner._worker is not None:
+        runner._worker.close()
+        runner._worker = None

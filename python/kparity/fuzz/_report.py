@@ -20,7 +20,9 @@ _TAG = re.compile(r"\[(" + "|".join(re.escape(c) for c in FAILURE_CLASSES) + r")
 @dataclass(frozen=True)
 class Failure:
     """Why a property failed, on the shrunk call."""
-    failure_class: str  # one of FAILURE_CLASSES ("wrong-values" for a differential verdict)
+    # one of FAILURE_CLASSES ("wrong-values" for a differential verdict), or "not-exercised" when the
+    # campaign gave up: the implementation declined (NotImplementedError) nearly every case
+    failure_class: str
     message: str        # the verdict line, from the class tag on
     details: str        # RapidCheck's full text: the verdict, the call's description, drawn values
     repro: str          # one line that replays the failing chunk
@@ -55,9 +57,10 @@ def _failure(p: dict[str, Any], repro: str) -> Failure:
     if m:
         cls = m.group(1)
         message = text[m.end():].split("\n", 1)[0]
-    else:  # a property that gave up (every case declined) or an error inside RapidCheck
-        cls = "crashed" if text.startswith("error:") else "rejected-valid-call" if "gave up" in text else "crashed"
-        message = text.strip().split("\n", 1)[0]
+    elif "gave up" in text:  # every case declined (NotImplementedError) or not expressible: nothing tested
+        cls, message = "not-exercised", text.strip().split("\n", 1)[0]
+    else:  # an error inside the campaign itself
+        cls, message = "crashed", text.strip().split("\n", 1)[0]
     return Failure(cls, message, text, repro, p.get("saved") or None)
 
 
