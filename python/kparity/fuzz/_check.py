@@ -104,7 +104,7 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
                          profile: str = "faithful", properties: Iterable[str] | str | None = None,
                          corpus: str | os.PathLike[str] | None = None, report: str | os.PathLike[str] | None = None,
                          case_timeout: float | None = 30.0, contract_messages: bool = False,
-                         shapes: str | None = None, max_size: int = 100, shrink: bool = True,
+                         shapes: str = "small", max_size: int = 100, shrink: bool = True,
                          name: str | None = None) -> Report:
     """Fuzzes ``impl``, an implementation of ``op`` with upstream's calling convention, against
     kparity's references, and returns a Report (nothing is raised for what ``impl`` does; call
@@ -126,7 +126,9 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
     (default 100 cases); ``seed`` (default kparity's fixed campaign seed). ``profile``: the faithful
     model's precision profile ("faithful", or "tf32-dot" for kernels whose ReplaySSM reconstruction
     dot runs in TF32). ``case_timeout``: seconds per call (None: no limit; the call then runs on this
-    thread). ``shapes``: "small" or "large" (kernel-sized); default large on CUDA. Failing calls are
+    thread). ``shapes``: "small" (default: the generators' own sizes, K and V up to 64, fast) or
+    "large" (kernel-sized: K and V up to 256, tile edges 31/32/33, many slots; the references then
+    dominate the time per case). Failing calls are
     saved as ``kparity run`` dumps under ``corpus`` (default a ``kparity-fuzz-corpus`` folder in the
     temporary directory); ``report``: also write the JSON report there.
     """
@@ -137,7 +139,7 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
         raise ValueError(f"{FN}: cases must be a positive int, got {cases!r}")
     if time is not None and not time > 0:
         raise ValueError(f"{FN}: time must be a positive number of seconds, got {time!r}")
-    if shapes not in (None, "small", "large"):
+    if shapes not in ("small", "large"):
         raise ValueError(f"{FN}: shapes must be 'small' or 'large', got {shapes!r}")
     if case_timeout is not None and not case_timeout > 0:
         raise ValueError(f"{FN}: case_timeout must be a positive number of seconds or None, got {case_timeout!r}")
@@ -155,14 +157,14 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
     runner = CaseRunner(row, impl, dev, accepted, case_timeout)
     the_seed = DEFAULT_SEED if seed is None else int(seed)
     folder = os.fspath(corpus) if corpus is not None else os.path.join(tempfile.gettempdir(), "kparity-fuzz-corpus")
-    large = dev.type == "cuda" if shapes is None else shapes == "large"
+    large = shapes == "large"
     if selected and selected.split("/")[-1] != label:
         raise ValueError(f"{FN}: property {selected!r} names another implementation than {label!r}")
 
     def repro(prop: str, chunk_seed: str, n: int) -> str:
         return (f"kparity.fuzz.check_implementation({op!r}, {_name_of(impl)}, device={str(dev)!r}, "
                 f"properties=[{prop!r}], seed={chunk_seed}, cases={n}, profile={profile!r}"
-                + (f", shapes={shapes!r}" if shapes else "") + ")")
+                + (f", shapes={shapes!r}" if shapes != "small" else "") + ")")
 
     config = {"op": op, "name": label, "kinds": kinds, "accepted": sorted(accepted) if accepted is not None else None,
               "large": large, "on_device": dev.type == "cuda", "contract_messages": contract_messages,

@@ -8,6 +8,7 @@
   class ``kparity.fuzz.check_implementation`` reports for it.
 * ``with_contract(op, impl)``: ``impl`` behind kparity's own contract, the way to make an
   implementation reject hostile calls exactly as upstream does.
+* ``kernels(op)`` (kernels.py): kparity's own CUDA kernels behind upstream's conventions.
 
     from kparity.fuzz import check_implementation
     from kparity.testing import impls
@@ -19,6 +20,7 @@ import functools
 from typing import Any, Callable
 
 from .kda import packed_decode, recurrent, replayssm_decode
+from .kernels import kernels
 from .planted import PlantedBug, planted_bugs
 from .sparse import paged_decode, paged_prefill
 
@@ -50,5 +52,5 @@ def with_contract(op: str, impl: Callable[..., Any]) -> Callable[..., Any]:
     return checked
 
 
-__all__ = ["CORRECT", "PlantedBug", "paged_decode", "paged_prefill", "packed_decode", "planted_bugs", "recurrent",
+__all__ = ["CORRECT", "PlantedBug", "kernels", "paged_decode", "paged_prefill", "packed_decode", "planted_bugs", "recurrent",
            "replayssm_decode", "with_contract"]
