@@ -8,6 +8,8 @@
 #     libkparity_fuzz_lib.a (and libkparity_impl_abi.a when that build had DLPack), imported as built;
 #   * otherwise (pip install . builds everything) fuzz/ is added to this build.
 set(KPARITY_REPO_DIR ${CMAKE_CURRENT_LIST_DIR}/../..)
+# The package carries the plugin ABI's header for plugin authors (kparity.fuzz.include_dir()).
+install(FILES ${KPARITY_REPO_DIR}/abi/include/kparity/impl_abi.h DESTINATION kparity/include/kparity)
 find_package(rapidcheck CONFIG QUIET)
 if(NOT TARGET rapidcheck)
   message(STATUS "kparity: kparity-fuzz-host not built (kparity.fuzz needs RapidCheck: apt-get install -y librapidcheck-dev)")

@@ -170,3 +170,12 @@ def test_real_cuda_fault_is_a_crash_and_the_report_survives(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert "CLASS crashed" in out.stdout, out.stdout + out.stderr
     assert "PROPERTIES 3" in out.stdout
+
+
+def test_the_plugin_header_ships_with_the_package() -> None:
+    import os
+
+    from kparity.fuzz import include_dir
+    header = os.path.join(include_dir(), "kparity", "impl_abi.h")
+    assert os.path.isfile(header)
+    assert "KPARITY_IMPL_ABI_VERSION" in open(header, encoding="utf-8").read()
