@@ -47,6 +47,7 @@ struct FuzzOptions {
   std::string corpus = "fuzz/corpus";
   std::string property;
   std::string replay;
+  std::string impl;  // --impl: an implementation plugin (kparity/impl_abi.h) to fuzz instead of kparity's backends
   int max_size = 100;
   bool no_shrink = false;
   bool list = false;

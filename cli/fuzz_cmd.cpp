@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,9 @@
 #include "kparity/fuzz/campaign/selftest.hpp"
 #include "kparity/fuzz/campaign/workers.hpp"
 #include "kparity/fuzz/corpus/corpus.hpp"
+#ifdef KPARITY_FUZZ_PLUGINS
+#include "kparity/fuzz/backends/external.hpp"
+#endif
 
 namespace kparity::cli {
 namespace {
@@ -57,6 +61,63 @@ int self_test(const FuzzOptions& o, std::uint64_t seed) {
   return fz::run_self_test(std::cout, st) == 0 ? kExitOk : kExitMismatch;
 }
 
+#ifdef KPARITY_FUZZ_PLUGINS
+// `--impl lib.so`: the plugin's implementation properties (external.hpp) instead of kparity's own;
+// the contract property runs only when --property names it (a kernel may skip checks on purpose).
+// KPARITY_FUZZ_CASE_TIMEOUT sets the per-call time limit in seconds (default 30), KPARITY_FUZZ_PROFILE
+// the precision profile of the faithful model (reference/precision_profile.hpp; default faithful).
+int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
+  std::shared_ptr<const abi::Plugin> plugin;
+  try {
+    plugin = abi::Plugin::load(o.impl);
+  } catch (const abi::PluginError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitBadInput;
+  }
+  fz::ExternalOptions eo;
+  if (const char* t = std::getenv("KPARITY_FUZZ_CASE_TIMEOUT")) {
+    char* end = nullptr;
+    eo.case_timeout = std::strtod(t, &end);
+    if (end == t || *end != '\0' || !(eo.case_timeout > 0)) {
+      std::fprintf(stderr, "error: KPARITY_FUZZ_CASE_TIMEOUT=%s is not a positive number of seconds\n", t);
+      return kExitBadInput;
+    }
+  }
+  const fz::Backend backend = fz::plugin_backend(plugin, eo);
+  fz::ImplPropertyOptions po;
+  po.large = po.on_device = plugin->device().is_cuda();
+  po.kinds.push_back("contract");
+  if (const char* p = std::getenv("KPARITY_FUZZ_PROFILE")) {
+    const auto profile = reference::parse_profile(p);
+    if (!profile) {
+      std::fprintf(stderr, "error: KPARITY_FUZZ_PROFILE=%s is not a precision profile (faithful, tf32-dot)\n", p);
+      return kExitBadInput;
+    }
+    po.profile = *profile;
+  }
+  std::vector<fz::Property> props;
+  for (auto& p : fz::implementation_properties(backend, fz::op_specs(), po))
+    if (p.kind != "hostile" || p.name == c.property) props.push_back(std::move(p));
+  c.backend = "all";
+  c.repro_args = "--impl " + o.impl;
+  props = fz::select_properties(props, c);
+  std::printf("implementation: %s (%s, %s), ops: ", plugin->name().c_str(), o.impl.c_str(),
+              plugin->device().str().c_str());
+  for (std::size_t i = 0; i < plugin->ops().size(); ++i) std::printf("%s%s", i ? ", " : "", plugin->ops()[i].c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+  const fz::CampaignResult r = fz::run_campaign(props, c, {{backend.name, true, ""}}, std::cout);
+  return r.passed() ? kExitOk : kExitMismatch;
+}
+
+#else
+int fuzz_impl(const FuzzOptions&, fz::CampaignOptions) {
+  std::fprintf(stderr, "error: --impl is unavailable: this kparity was built without DLPack's header "
+                       "(install libdlpack-dev and rebuild)\n");
+  return kExitBadInput;
+}
+#endif
+
 }  // namespace
 
 int fuzz(const FuzzOptions& o) {
@@ -89,6 +150,7 @@ int fuzz(const FuzzOptions& o) {
     c.report_path = o.report;
     c.jobs = o.jobs.value_or(fz::default_jobs());
     if (!o.shard.empty()) c.shard = fz::parse_shard(o.shard);
+    if (!o.impl.empty()) return fuzz_impl(o, c);
     const fz::CampaignResult r = fz::run_campaign(c, std::cout);
     return r.passed() ? kExitOk : kExitMismatch;
   } catch (const std::invalid_argument& e) {  // --op / --property that match nothing, a bad --shard

@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   auto* merge_cmd = fuzz_cmd->add_subcommand("merge", "Merge the --report files of a campaign's shards into one report");
   merge_cmd->add_option("reports", fm.reports, "The shards' report files")->required();
   merge_cmd->add_option("-o,--output", fm.output, "Write the merged report here");
+  fuzz_cmd->add_option("--impl", fz.impl, "Fuzz this implementation plugin (a shared library written to kparity/impl_abi.h) against the references");
 #endif
 
   try {

@@ -38,3 +38,6 @@ if(NOT DEFINED KPARITY_INSTALL OR KPARITY_INSTALL)  # no install rules, nothing 
     set_tests_properties(package.host_app.${mode} PROPERTIES LABELS cpu TIMEOUT 600)
   endforeach()
 endif()
+
+# The implementation plugin ABI: its test area links the loader and builds the example plugins.
+include(${CMAKE_CURRENT_SOURCE_DIR}/abi/abi.cmake)

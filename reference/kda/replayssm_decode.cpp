@@ -3,6 +3,7 @@
 #include "kda_detail.hpp"
 #include "kparity/reference/kda.hpp"
 #include "kparity/reference/planted_fault.hpp"
+#include "kparity/reference/precision_profile.hpp"  // the tf32-dot profile hooks in at the two dot operands
 
 namespace kparity::reference::kda {
 namespace {
@@ -99,9 +100,9 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
   // B.2.4 precision item 1: both ring operands rounded to the out dtype, fp32 accumulation.
   std::vector<R> dr(m * d.V), kw(m * d.K);
   for (std::int64_t i = 0; i < m; ++i) {
-    for (std::int64_t j = 0; j < d.V; ++j) dr[i * d.V + j] = rt(static_cast<R>(ld(x.d_cache, {s, hv, i, j})), io);
+    for (std::int64_t j = 0; j < d.V; ++j) dr[i * d.V + j] = dot_operand(static_cast<R>(ld(x.d_cache, {s, hv, i, j})), io);
     for (std::int64_t c = 0; c < d.K; ++c)
-      kw[i * d.K + c] = rt(static_cast<R>(ld(x.k_cache, {s, h, i, c})) * W[i * d.K + c], io);
+      kw[i * d.K + c] = dot_operand(static_cast<R>(ld(x.k_cache, {s, h, i, c})) * W[i * d.K + c], io);
   }
   std::vector<R> Sp(d.V * d.K);
   for (std::int64_t j = 0; j < d.V; ++j)

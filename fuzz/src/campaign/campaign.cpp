@@ -126,6 +126,7 @@ std::string repro_command(const PropertyOutcome& o, const CampaignOptions& optio
   cmd += " --property " + o.name + " --seed " + hex(o.seed) + " --cases " + std::to_string(std::max(o.repro_cases, 1));
   if (options.max_size != 100) cmd += " --max-size " + std::to_string(options.max_size);
   if (!options.shrink) cmd += " --no-shrink";
+  if (!options.repro_args.empty()) cmd += " " + options.repro_args;
   return cmd;
 }
 

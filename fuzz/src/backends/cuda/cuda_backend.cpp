@@ -77,20 +77,6 @@ Status launch(const Call& c, const ArgBag& dev, std::unique_ptr<GuardedScratch>&
   return launch_op(c.op, dev, launch_options(c), ws);
 }
 
-// A context-corrupting fault shows up on the next CUDA call; probing here pins it on this case
-// instead of on whatever runs next.
-void probe_device() {
-  void* p = nullptr;
-  cuda_check(cudaMalloc(&p, 64), "device probe (cudaMalloc)");
-  unsigned char host[64] = {};
-  cudaError_t e = cudaMemset(p, 0x5a, sizeof host);
-  if (e == cudaSuccess) e = cudaMemcpy(host, p, sizeof host, cudaMemcpyDeviceToHost);
-  cudaFree(p);
-  cuda_check(e, "device probe");
-  for (unsigned char c : host)
-    if (c != 0x5a) throw std::runtime_error("device probe: a memset/copy round trip returned wrong bytes");
-}
-
 void run_on_device(Call& c) {
   std::map<std::string, std::unique_ptr<DeviceMirror>> mirrors;
   ArgBag dev;

@@ -28,6 +28,7 @@ struct CampaignOptions {
   // result is the same for every value; with a time budget each worker runs whole properties.
   int jobs = 1;
   Shard shard;  // this run's share of every property's chunks (shard.hpp)
+  std::string repro_args;                  // appended to every repro line (`--impl lib.so`)
 };
 
 struct BackendStatus {

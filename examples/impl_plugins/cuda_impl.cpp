@@ -1,0 +1,124 @@
+// An implementation plugin that forwards every op to kparity's own CUDA kernels (kparity/impl_abi.h
+// on one side, kparity::kernels on the other): the smallest useful kDLCUDA plugin, and the pattern
+// for wrapping a kernel library that has its own launchers. `kparity fuzz --impl
+// libkparity_example_cuda_impl.so --op kda/replayssm_decode` must agree with `kparity fuzz --backend
+// cuda` on the same seed.
+#include <kparity/impl_abi.h>
+
+#include <exception>
+#include <string>
+
+#include "kparity/abi/dlpack_views.hpp"
+#include "kparity/kernels/kda.hpp"
+#include "kparity/kernels/sparse.hpp"
+
+namespace {
+
+using kparity::ArgBag;
+using kparity::ErrorClass;
+using kparity::Status;
+
+void put(ArgBag& bag, const char* name, const DLTensor* t) {
+  if (t) bag.tensors[name] = kparity::abi::view_of(*t);
+}
+
+// The launchers check the call (upstream's checks at the kernel entry): a violation is a rejected
+// call with upstream's message, NotImplementedError an unsupported one.
+int answer(const Status& st, const kparity_impl_context* ctx) {
+  if (st.ok()) return KPARITY_IMPL_OK;
+  const kparity::Diagnostic& d = *st.first_error();
+  const std::string text = d.render_text();
+  const int status = d.error_class == ErrorClass::NotImplementedError ? KPARITY_IMPL_UNSUPPORTED : KPARITY_IMPL_REJECTED;
+  return kparity_impl_fail(ctx, status, text.c_str());
+}
+
+template <class F>
+int guarded(const kparity_impl_context* ctx, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return kparity_impl_fail(ctx, KPARITY_IMPL_ERROR, e.what());
+  }
+}
+
+cudaStream_t stream_of(const kparity_impl_context* ctx) { return static_cast<cudaStream_t>(ctx ? ctx->stream : nullptr); }
+
+const kparity_impl_info kInfo{KPARITY_IMPL_ABI_VERSION, "example-cuda-forward", kDLCUDA};
+
+}  // namespace
+
+extern "C" {
+
+KPARITY_IMPL_EXPORT const kparity_impl_info* kparity_impl_get_info(void) { return &kInfo; }
+
+KPARITY_IMPL_EXPORT int kparity_impl_kda_recurrent KPARITY_IMPL_KDA_RECURRENT_PARAMS {
+  return guarded(ctx, [&] {
+    ArgBag bag;
+    put(bag, "q", q), put(bag, "k", k), put(bag, "v", v), put(bag, "g", g), put(bag, "beta", beta);
+    put(bag, "initial_state", initial_state), put(bag, "cu_seqlens", cu_seqlens), put(bag, "a", a);
+    put(bag, "dt_bias", dt_bias), put(bag, "A_log", A_log), put(bag, "out", out), put(bag, "final_state", final_state);
+    if (scale) bag.scalars["scale"] = *scale;
+    if (lower_bound) bag.scalars["lower_bound"] = *lower_bound;
+    bag.flags["use_qk_l2norm_in_kernel"] = use_qk_l2norm_in_kernel != 0;
+    bag.flags["beta_is_logits"] = beta_is_logits != 0;
+    return answer(kparity::kernels::kda::recurrent(kparity::kda::recurrent_args(bag), stream_of(ctx)), ctx);
+  });
+}
+
+KPARITY_IMPL_EXPORT int kparity_impl_kda_packed_decode KPARITY_IMPL_KDA_PACKED_DECODE_PARAMS {
+  return guarded(ctx, [&] {
+    ArgBag bag;
+    put(bag, "mixed_qkv", mixed_qkv), put(bag, "a", a), put(bag, "b", b), put(bag, "A_log", A_log);
+    put(bag, "dt_bias", dt_bias), put(bag, "initial_state", initial_state), put(bag, "out", out);
+    put(bag, "ssm_state_indices", ssm_state_indices);
+    bag.scalars["scale"] = scale;
+    if (lower_bound) bag.scalars["lower_bound"] = *lower_bound;
+    bag.flags["use_qk_l2norm_in_kernel"] = use_qk_l2norm_in_kernel != 0;
+    return answer(kparity::kernels::kda::packed_decode(kparity::kda::packed_decode_args(bag), stream_of(ctx)), ctx);
+  });
+}
+
+KPARITY_IMPL_EXPORT int kparity_impl_kda_replayssm_decode KPARITY_IMPL_KDA_REPLAYSSM_DECODE_PARAMS {
+  return guarded(ctx, [&] {
+    ArgBag bag;
+    put(bag, "mixed_qkv", mixed_qkv), put(bag, "a", a), put(bag, "b", b), put(bag, "A_log", A_log);
+    put(bag, "dt_bias", dt_bias), put(bag, "initial_state", initial_state), put(bag, "d_cache", d_cache);
+    put(bag, "k_cache", k_cache), put(bag, "g_cache", g_cache), put(bag, "out", out);
+    put(bag, "ssm_state_indices", ssm_state_indices), put(bag, "write_pos", write_pos);
+    put(bag, "force_flush", force_flush);
+    bag.scalars["scale"] = scale;
+    if (lower_bound) bag.scalars["lower_bound"] = *lower_bound;
+    bag.flags["use_qk_l2norm_in_kernel"] = use_qk_l2norm_in_kernel != 0;
+    bag.flags["beta_in_fp32"] = beta_in_fp32 != 0;
+    return answer(kparity::kernels::kda::replayssm_decode(kparity::kda::replayssm_decode_args(bag), stream_of(ctx)),
+                  ctx);
+  });
+}
+
+KPARITY_IMPL_EXPORT int kparity_impl_sparse_paged_prefill KPARITY_IMPL_SPARSE_PAGED_PREFILL_PARAMS {
+  return guarded(ctx, [&] {
+    ArgBag bag;
+    put(bag, "q", q), put(bag, "unified_kv", unified_kv), put(bag, "kv_indices_prefix", kv_indices_prefix);
+    put(bag, "kv_indptr_prefix", kv_indptr_prefix), put(bag, "kv", kv), put(bag, "kv_indices_extend", kv_indices_extend);
+    put(bag, "kv_indptr_extend", kv_indptr_extend), put(bag, "attn_sink", attn_sink), put(bag, "out", out);
+    put(bag, "lse", lse);
+    bag.scalars["softmax_scale"] = softmax_scale;
+    bag.scalars["replicated_logit_shift"] = replicated_logit_shift;
+    bag.flags["return_lse"] = return_lse != 0;
+    return answer(kparity::kernels::sparse::paged_prefill(kparity::sparse::paged_prefill_args(bag), stream_of(ctx)),
+                  ctx);
+  });
+}
+
+KPARITY_IMPL_EXPORT int kparity_impl_sparse_paged_decode KPARITY_IMPL_SPARSE_PAGED_DECODE_PARAMS {
+  return guarded(ctx, [&] {
+    ArgBag bag;
+    put(bag, "q", q), put(bag, "unified_kv", unified_kv), put(bag, "kv_indices", kv_indices);
+    put(bag, "kv_indptr", kv_indptr), put(bag, "attn_sink", attn_sink), put(bag, "out", out), put(bag, "lse", lse);
+    bag.scalars["softmax_scale"] = softmax_scale;
+    bag.flags["return_lse"] = return_lse != 0;
+    return answer(kparity::kernels::sparse::paged_decode(kparity::sparse::paged_decode_args(bag), stream_of(ctx)), ctx);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,348 @@
+"""One case of a campaign on the Python side: the call's tensors materialised as torch tensors on
+the device inside guard bands (the images kparity-fuzz-host sends), the implementation called with
+upstream's keyword arguments under a time limit, its outcome classified, the images after the call
+and its returned outputs sent back. The host checks the images (guard bands, inputs, padding) and
+judges the values with the C++ differential rule; this module only reports what the Python call
+itself did."""
+from __future__ import annotations
+
+import queue
+import threading
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from .._ops_table import REQUIRED, OpRow
+
+_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32,
+           "i64": torch.int64, "bool": torch.bool, "f64": torch.float64}
+_NAMES = {v: k for k, v in _DTYPES.items()}
+
+
+def _raw_bytes(t: torch.Tensor) -> bytes:
+    """The bytes of a contiguous host tensor (numpy has no bfloat16: read them as integers)."""
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.view(width).numpy().tobytes()
+# Exception classes upstream's input checks raise (and `assert`, which kernels use for checks): an
+# implementation raising one of them refused the call; anything else is a crash.
+_REJECTIONS = (ValueError, RuntimeError, TypeError, IndexError, AssertionError)
+# Abandoned (timed-out) calls allowed in one campaign before later cases are skipped.
+MAX_TIMEOUTS = 4
+_UPSTREAM_CLASSES = ("ValueError", "RuntimeError", "IndexError", "TypeError", "NotImplementedError", "AssertionError")
+
+
+def upstream_class(e: BaseException) -> str:
+    """The builtin class of e that upstream would name (kparity's ContractValueError -> ValueError)."""
+    for cls in type(e).__mro__:
+        if cls.__module__ == "builtins" and cls.__name__ in _UPSTREAM_CLASSES:
+            return cls.__name__
+    return type(e).__name__
+
+
+def _cuda_error(e: BaseException) -> bool:
+    text = str(e)
+    return "CUDA error" in text or "cudaError" in text or "CUBLAS_STATUS" in text or "device-side assert" in text
+
+
+class Case:
+    """One case as kparity-fuzz-host sent it: tensor metadata, images, scalars and flags; collects
+    the answer (images after the call, returned outputs)."""
+
+    def __init__(self, header: dict[str, Any], payload: memoryview) -> None:
+        self.op: str = header["op"]
+        self.description: str = header.get("description", "")
+        self.scalars = {k: float(v) for k, v in header["scalars"].items()}
+        self.flags: dict[str, bool] = header["flags"]
+        self._meta = {t["name"]: t for t in header["tensors"]}
+        self._payload = payload
+        digest = hashlib.sha1(json.dumps(header, sort_keys=True).encode())
+        digest.update(payload)
+        self.key = digest.hexdigest()  # the call's content
+        self.after: list[tuple[str, bytes]] = []
+        self.outputs: list[tuple[str, str, tuple[int, ...], bytes]] = []
+
+    def names(self) -> list[str]:
+        return list(self._meta)
+
+    def meta(self, name: str) -> dict[str, Any]:
+        return self._meta[name]
+
+    def image(self, name: str) -> torch.Tensor:
+        """A fresh, writable host copy of the tensor's guarded image (uint8)."""
+        m = self._meta[name]
+        return torch.frombuffer(bytearray(self._payload[m["offset"]: m["offset"] + m["size"]]), dtype=torch.uint8)
+
+    def answer(self, verdict: tuple[str, ...] | None, bad_return: str | None = None) -> tuple[dict[str, Any], bytes]:
+        payload = bytearray()
+        images, outputs = [], []
+        for name, data in self.after:
+            images.append({"name": name, "offset": len(payload), "size": len(data)})
+            payload += data
+        for name, dtype, shape, data in self.outputs:
+            outputs.append({"name": name, "dtype": dtype, "shape": list(shape), "offset": len(payload), "size": len(data)})
+            payload += data
+        return ({"type": "result", "verdict": list(verdict) if verdict else None, "images": images,
+                 "outputs": outputs, "bad_return": bad_return}, bytes(payload))
+
+
+
+def returned_outputs(row: OpRow) -> tuple[str, ...]:
+    """Outputs upstream allocates and returns (keyword-only written tensors of the op table)."""
+    return tuple(p.name for p in row.params if p.keyword_only and p.name in row.written)
+
+
+@dataclass
+class CaseRunner:
+    """Calls `impl` for the harness, one case per __call__ (the kparity._fuzz callback)."""
+    row: OpRow
+    impl: Callable[..., Any]
+    device: torch.device
+    accepted: frozenset[str] | None  # parameter names impl takes; None: it takes **kwargs
+    case_timeout: float | None
+    _worker: _Worker | None = None
+    _dead: str | None = None  # why later cases are skipped (hung calls, an unusable device)
+    _returns: tuple[str, ...] = field(default=())
+    # Calls that timed out, by content: RapidCheck re-runs the shrunk counterexample last, and that
+    # re-run must report the same verdict without waiting (or hanging) again.
+    _timed_out: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._returns = returned_outputs(self.row)
+
+    # -- materialising -----------------------------------------------------------------------
+
+    def _materialise(self, handle: Case) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        tensors, buffers = {}, {}
+        for name in handle.names():
+            meta = handle.meta(name)
+            if not meta["passed"]:
+                continue
+            image = handle.image(name)  # a fresh host copy: guard band, memory span, guard band
+            buf = image if self.device.type == "cpu" else image.to(self.device)
+            dtype = _DTYPES[meta["dtype"]]
+            es = torch.empty((), dtype=dtype).element_size()
+            typed = buf.view(dtype)
+            tensors[name] = typed.as_strided(meta["shape"], meta["strides"], meta["zero_offset"] // es)
+            buffers[name] = buf
+        return tensors, buffers
+
+    def _kwargs(self, handle: Case, tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
+        scalars, flags, names = handle.scalars, handle.flags, set(handle.names())
+        kwargs: dict[str, Any] = {}
+        for p in self.row.params:
+            if p.name in self._returns or (self.accepted is not None and p.name not in self.accepted):
+                continue
+            if p.kind == "tensor":
+                kwargs[p.name] = tensors.get(p.name)
+            elif p.kind == "scalar":
+                default = None if p.default is REQUIRED else p.default
+                kwargs[p.name] = scalars.get(p.name, default)
+            else:
+                kwargs[p.name] = bool(flags.get(p.name, False if p.default is REQUIRED else p.default))
+        if self.row.op == "kda/recurrent" and "output_final_state" in kwargs:
+            kwargs["output_final_state"] = "final_state" in names  # written whenever the tensor is passed
+        return kwargs
+
+    # -- calling -----------------------------------------------------------------------------
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        if self.case_timeout is None:
+            return self.impl(**kwargs)
+        if self._worker is None:
+            self._worker = _Worker()
+        try:
+            return self._worker.call(self._on_worker, kwargs, self.case_timeout)
+        except _TimedOut:
+            # A Python thread cannot be stopped: abandon it (a daemon thread, with its tensors) and call
+            # the next case on a fresh worker, so shrinking can look for a smaller hanging call. After
+            # MAX_TIMEOUTS abandoned calls (each may hold a core or the GIL) later cases are skipped.
+            self._worker.close()  # ends it if the call ever returns
+            self._worker = None
+            if len(self._timed_out) + 1 >= MAX_TIMEOUTS:
+                self._dead = f"{MAX_TIMEOUTS} calls never returned (time limit {self.case_timeout} s)"
+            raise
+
+    def _on_worker(self, kwargs: dict[str, Any]) -> Any:
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+        return self.impl(**kwargs)
+
+    def _settle(self) -> str | None:
+        """Waits for the device; None, or why it is unusable."""
+        if self.device.type != "cuda":
+            return None
+        try:
+            torch.cuda.synchronize(self.device)
+            probe = torch.full((16,), 7, dtype=torch.int32, device=self.device)
+            if int((probe + 1).sum().item()) != 128:
+                return "a probe computation on the device returned a wrong value"
+        except Exception as e:  # noqa: BLE001  (any failure here means the device is unusable)
+            return f"{type(e).__name__}: {e}"
+        return None
+
+    # -- the callback --------------------------------------------------------------------------
+
+    def run(self, case: Case) -> tuple[dict[str, Any], bytes]:
+        """Runs one case; returns the answer for kparity-fuzz-host."""
+        verdict, bad = self._run(case)
+        return case.answer(verdict, bad)
+
+    def _run(self, handle: Case) -> tuple[tuple[str, ...] | None, str | None]:
+        if handle.key in self._timed_out:
+            return ("timed-out", self._timed_out[handle.key]), None
+        if self._dead:
+            return ("unsupported", self._dead), None
+        tensors, buffers = self._materialise(handle)
+        kwargs = self._kwargs(handle, tensors)
+        raised: BaseException | None = None
+        result: Any = None
+        try:
+            result = self._call(kwargs)
+        except _TimedOut:
+            message = f"no answer within {self.case_timeout} s (the call is abandoned on its thread)"
+            self._timed_out[handle.key] = message
+            return ("timed-out", message), None
+        except NotImplementedError as e:
+            unusable = self._settle()
+            if unusable:
+                return self._device_lost(unusable, e), None
+            return ("unsupported", f"NotImplementedError: {e}"), None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001  (every exception of the implementation is a verdict)
+            raised = e
+        unusable = self._settle()
+        if unusable:
+            return self._device_lost(unusable, raised), None
+        if raised is not None:
+            if isinstance(raised, _REJECTIONS) and not _cuda_error(raised):
+                return ("rejected-valid-call", f"raised {type(raised).__name__} where upstream accepts the call: {raised}",
+                        str(raised), upstream_class(raised)), None
+            return ("crashed", f"raised {type(raised).__qualname__}: {raised}", str(raised), upstream_class(raised)), None
+        for name, buf in buffers.items():
+            handle.after.append((name, (buf if buf.device.type == "cpu" else buf.to("cpu")).numpy().tobytes()))
+        return None, self._take_returns(handle, result, tensors)
+
+    def _device_lost(self, why: str, raised: BaseException | None) -> tuple[str, ...]:
+        self._dead = f"the device became unusable in an earlier case ({why})"
+        cause = f" after raising {type(raised).__name__}: {raised}" if raised is not None else ""
+        return ("crashed", f"the CUDA device is unusable after the call{cause}: {why}; later cases are skipped")
+
+    # -- returned values -------------------------------------------------------------------------
+
+    def _take_returns(self, handle: Case, result: Any, passed: dict[str, torch.Tensor]) -> str | None:
+        """None when the return value follows upstream's convention (the outputs it returns join
+        the answer), else what is wrong with it."""
+        names = set(handle.names())
+        if not self._returns:  # in-place ops return the caller's buffers, or nothing
+            return self._check_aliases(result, passed)
+        wanted = [n for n in self._returns if n in names]
+        if self.row.op == "kda/recurrent":
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                return f"returned {_describe(result)}; upstream returns (o, final_state)"
+            values = {"out": result[0], "final_state": result[1]}
+        elif "lse" in wanted:
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                return f"returned {_describe(result)}; with return_lse=True upstream returns (out, lse)"
+            values = {"out": result[0], "lse": result[1]}
+        else:
+            values = {"out": result}
+        for name in wanted:
+            value = values.get(name)
+            meta = handle.meta(name)
+            if not isinstance(value, torch.Tensor):
+                return f"returned {_describe(value)} for `{name}`; upstream returns a tensor of shape {meta['shape']}"
+            problem = self._check_output(name, value, meta)
+            if problem:
+                return problem
+            host = value.detach().to("cpu").contiguous()
+            handle.outputs.append((name, _NAMES[host.dtype], tuple(host.shape), _raw_bytes(host)))
+        return None
+
+    def _check_output(self, name: str, value: torch.Tensor, meta: dict[str, Any]) -> str | None:
+        if value.device != self.device and not (value.device.type == self.device.type == "cpu"):
+            return f"returned `{name}` on {value.device}, expected {self.device}"
+        if tuple(value.shape) != tuple(meta["shape"]):
+            return f"returned `{name}` of shape {tuple(value.shape)}, expected {tuple(meta['shape'])}"
+        want = _DTYPES[meta["dtype"]]
+        # final_state's dtype is the implementation's choice (fla allocates fp32): stored with one
+        # rounding; every other returned output has the dtype upstream gives it.
+        if name != "final_state" and value.dtype != want:
+            return f"returned `{name}` as {value.dtype}, expected {want} (upstream's dtype for it)"
+        if not value.dtype.is_floating_point:
+            return f"returned `{name}` as {value.dtype}, expected a float dtype"
+        return None
+
+    @staticmethod
+    def _check_aliases(result: Any, passed: dict[str, torch.Tensor]) -> str | None:
+        if result is None:
+            return None
+        items = result if isinstance(result, (tuple, list)) else [result]
+        owners = {t.data_ptr(): n for n, t in passed.items()}
+        for r in items:
+            if not isinstance(r, torch.Tensor):
+                return f"returned {_describe(result)}; upstream returns the caller's (out, initial_state)"
+            if r.data_ptr() not in owners:
+                return ("returned a tensor that is none of the caller's buffers; upstream writes `out` and the "
+                        "state in place and returns those same objects")
+        return None
+
+
+class _TimedOut(Exception):
+    pass
+
+
+class _Worker:
+    """One daemon thread running calls one at a time (a daemon, so a call that never returns does not
+    keep the interpreter from exiting)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name="kparity-fuzz-impl", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            fn, kwargs, box, done = job
+            try:
+                box.append((True, fn(kwargs)))
+            except BaseException as e:  # noqa: BLE001  (handed to the waiting thread)
+                box.append((False, e))
+            done.set()
+            # Hold nothing of the finished call while waiting for the next one.
+            del job, fn, kwargs, box, done
+
+    def close(self) -> None:
+        """Ends the thread once it is idle (a hung call keeps it, as a daemon, until exit)."""
+        self._jobs.put(None)
+
+    def call(self, fn: Callable[[dict[str, Any]], Any], kwargs: dict[str, Any], timeout: float) -> Any:
+        box: list[tuple[bool, Any]] = []
+        done = threading.Event()
+        self._jobs.put((fn, kwargs, box, done))
+        if not done.wait(timeout):
+            raise _TimedOut()
+        ok, value = box.pop()
+        if ok:
+            return value
+        raise value
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)} ({', '.join(type(v).__name__ for v in value)})"
+    return f"a {type(value).__name__}"
+
+
+def stop_worker(runner: CaseRunner) -> None:
+    """Ends the worker thread (a hung one is left, as a daemon, to the interpreter's exit)."""
+    if runner._worker is not None:
+        runner._worker.close()
+        runner._worker = None

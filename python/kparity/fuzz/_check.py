@@ -1,0 +1,197 @@
+"""check_implementation: kparity's fuzz campaign against a Python callable."""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import tempfile
+from typing import Any, Callable, Iterable
+
+import torch
+
+from .._ops_table import REQUIRED, op_row
+from ._case import Case, CaseRunner, returned_outputs, stop_worker
+from ._host import Host, HostError
+from ._report import Report, build_report
+
+#: The precision profiles of the faithful model (reference/precision_profile.hpp).
+PROFILES: tuple[str, ...] = ("faithful", "tf32-dot")
+#: The property kinds; the first three run by default, "contract" on request.
+KINDS: tuple[str, ...] = ("differential", "differential-special-values", "deterministic", "contract")
+DEFAULT_KINDS: tuple[str, ...] = KINDS[:3]
+
+FN = "kparity.fuzz.check_implementation"
+#: kparity fuzz's default campaign seed (fuzz/campaign/runner.hpp), also the default here.
+DEFAULT_SEED = 0x6b70617269747931
+
+
+def _name_of(impl: Any) -> str:
+    name = getattr(impl, "__qualname__", None) or getattr(impl, "__name__", None) or type(impl).__name__
+    module = getattr(impl, "__module__", None)
+    return f"{module}.{name}" if module and module != "__main__" else name
+
+
+def _slug(text: str) -> str:
+    out = "".join(c if c.isalnum() or c in "-_." else "-" for c in text)
+    return out.strip("-") or "impl"
+
+
+def _accepted(impl: Callable[..., Any], row: Any) -> tuple[frozenset[str] | None, str | None]:
+    """The parameter names impl takes (None: **kwargs), or why it cannot be called the upstream way."""
+    try:
+        sig = inspect.signature(impl)
+    except (TypeError, ValueError):
+        return None, None  # no signature to read (a builtin): call it and see
+    params = sig.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None, None
+    names = frozenset(p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                               inspect.Parameter.KEYWORD_ONLY))
+    upstream = {p.name for p in row.params}
+    passed = [p.name for p in row.params if p.name not in returned_outputs(row)]
+    required = [p.name for p in row.params if not p.keyword_only and p.default is REQUIRED]
+    missing = [n for n in required if n not in names]
+    extra = [p.name for p in params if p.default is inspect.Parameter.empty and p.name not in upstream
+             and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    positional_only = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_ONLY]
+    if missing:
+        return None, (f"impl {_name_of(impl)}{sig} does not take upstream's argument(s) "
+                      f"{', '.join('`' + n + '`' for n in missing)} of {row.op} (called as impl(**kwargs) with "
+                      f"upstream's names: {', '.join(passed)})")
+    if extra or positional_only:
+        return None, (f"impl {_name_of(impl)}{sig} requires argument(s) upstream does not pass: "
+                      f"{', '.join('`' + n + '`' for n in extra + positional_only)}")
+    return names & upstream, None
+
+
+def _kinds(properties: Iterable[str] | str | None, op: str) -> tuple[list[str], str]:
+    """(kinds to build, one full property name to select or "")."""
+    if properties is None:
+        return list(DEFAULT_KINDS), ""
+    if isinstance(properties, str):
+        properties = [properties]
+    kinds, full = [], ""
+    for p in properties:
+        if p == "all":
+            kinds.extend(KINDS)
+        elif p in KINDS:
+            kinds.append(p)
+        elif p.startswith(op + "/") and p.split("/")[2] in KINDS + ("rejects-hostile-calls",):
+            kind = p.split("/")[2]
+            kinds.append("contract" if kind == "rejects-hostile-calls" else kind)
+            full = p
+        else:
+            raise ValueError(f"{FN}: unknown property {p!r} (kinds: {', '.join(KINDS)}, 'all', or a full name "
+                             f"such as '{op}/differential/<impl>')")
+    return list(dict.fromkeys(kinds)), full
+
+
+def _device(device: str | torch.device) -> torch.device:
+    d = torch.device(device)
+    if d.type == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError(f"{FN}: device={str(device)!r} but torch sees no CUDA device "
+                               f"(torch.cuda.is_available() is False); pass device='cpu'")
+        if d.index is None:
+            d = torch.device("cuda", torch.cuda.current_device())
+    elif d.type != "cpu":
+        raise ValueError(f"{FN}: device must be 'cpu' or 'cuda[:N]', got {str(device)!r}")
+    return d
+
+
+def check_implementation(op: str, impl: Callable[..., Any], *, device: str | torch.device = "cuda",
+                         cases: int | None = None, time: float | None = None, seed: int | None = None,
+                         profile: str = "faithful", properties: Iterable[str] | str | None = None,
+                         corpus: str | os.PathLike[str] | None = None, report: str | os.PathLike[str] | None = None,
+                         case_timeout: float | None = 30.0, contract_messages: bool = False,
+                         shapes: str = "small", max_size: int = 100, shrink: bool = True,
+                         name: str | None = None) -> Report:
+    """Fuzzes ``impl``, an implementation of ``op`` with upstream's calling convention, against
+    kparity's references, and returns a Report (nothing is raised for what ``impl`` does; call
+    ``report.raise_for_failures()`` to fail a test).
+
+    Calls come from kparity's generators (every edge bucket, special values, strided layouts),
+    materialised on ``device`` inside guard bands with pure outputs poisoned, and ``impl`` is called
+    as ``impl(**kwargs)`` with upstream's argument names; state and rings are updated in place, and
+    the outputs upstream returns are taken from the return value. Properties (``properties``: kinds
+    or full names; default the first three):
+
+    * ``differential`` / ``differential-special-values``: every written tensor meets the harness's
+      rule ``max|impl - oracle| <= max(2 * max|faithful - oracle|, floor)``;
+    * ``deterministic``: the same call twice gives the same bits;
+    * ``contract`` (opt-in): each catalog mutation of an upstream check makes ``impl`` raise (with
+      upstream's message and class too when ``contract_messages``).
+
+    Budget: ``cases`` passing cases per property or ``time`` seconds for the whole campaign
+    (default 100 cases); ``seed`` (default kparity's fixed campaign seed). ``profile``: the faithful
+    model's precision profile ("faithful", or "tf32-dot" for kernels whose ReplaySSM reconstruction
+    dot runs in TF32). ``case_timeout``: seconds per call (None: no limit; the call then runs on this
+    thread). ``shapes``: "small" (default: the generators' own sizes, K and V up to 64, fast) or
+    "large" (kernel-sized: K and V up to 256, tile edges 31/32/33, many slots; the references then
+    dominate the time per case). Failing calls are
+    saved as ``kparity run`` dumps under ``corpus`` (default a ``kparity-fuzz-corpus`` folder in the
+    temporary directory); ``report``: also write the JSON report there.
+    """
+    row = op_row(op, FN)
+    if profile not in PROFILES:
+        raise ValueError(f"{FN}: unknown profile {profile!r} (known: {', '.join(PROFILES)})")
+    if cases is not None and (not isinstance(cases, int) or cases < 1):
+        raise ValueError(f"{FN}: cases must be a positive int, got {cases!r}")
+    if time is not None and not time > 0:
+        raise ValueError(f"{FN}: time must be a positive number of seconds, got {time!r}")
+    if shapes not in ("small", "large"):
+        raise ValueError(f"{FN}: shapes must be 'small' or 'large', got {shapes!r}")
+    if case_timeout is not None and not case_timeout > 0:
+        raise ValueError(f"{FN}: case_timeout must be a positive number of seconds or None, got {case_timeout!r}")
+    kinds, selected = _kinds(properties, op)
+    dev = _device(device)
+    label = name or _slug(_name_of(impl).rsplit(".", 1)[-1])
+    base = Report(op, label, str(dev), profile)
+    if not callable(impl):
+        base.error = f"impl is not callable (got {type(impl).__name__} {impl!r:.80})"
+        return _finish(base, report)
+    accepted, problem = _accepted(impl, row)
+    if problem:
+        base.error = problem
+        return _finish(base, report)
+    runner = CaseRunner(row, impl, dev, accepted, case_timeout)
+    the_seed = DEFAULT_SEED if seed is None else int(seed)
+    folder = os.fspath(corpus) if corpus is not None else os.path.join(tempfile.gettempdir(), "kparity-fuzz-corpus")
+    large = shapes == "large"
+    if selected and selected.split("/")[-1] != label:
+        raise ValueError(f"{FN}: property {selected!r} names another implementation than {label!r}")
+
+    def repro(prop: str, chunk_seed: str, n: int) -> str:
+        return (f"kparity.fuzz.check_implementation({op!r}, {_name_of(impl)}, device={str(dev)!r}, "
+                f"properties=[{prop!r}], seed={chunk_seed}, cases={n}, profile={profile!r}"
+                + (f", shapes={shapes!r}" if shapes != "small" else "") + ")")
+
+    config = {"op": op, "name": label, "kinds": kinds, "accepted": sorted(accepted) if accepted is not None else None,
+              "large": large, "on_device": dev.type == "cuda", "contract_messages": contract_messages,
+              "profile": profile, "seed": hex(the_seed),
+              "cases": cases if cases is not None or time is not None else 100, "seconds": time,
+              "max_size": max_size, "shrink": shrink, "corpus": folder, "property": selected}
+    host = Host(config)
+    try:
+        while True:
+            header, payload = host.receive()
+            if header["type"] == "case":
+                host.send(*runner.run(Case(header, payload)))
+            elif header["type"] == "done":
+                raw, log = json.dumps(header["report"]), header["log"]
+                break
+            elif header["type"] == "error":
+                raise ValueError(f"{FN}: {header['message']}")
+            else:
+                raise HostError(f"kparity-fuzz-host sent an unknown message {header.get('type')!r}")
+    finally:
+        host.close()
+        stop_worker(runner)
+    result = build_report(op, label, str(dev), profile, raw, log, repro)
+    return _finish(result, report)
+
+
+def _finish(r: Report, path: str | os.PathLike[str] | None) -> Report:
+    if path is not None:
+        r.write(path)
+    return r

@@ -1,0 +1,32 @@
+"""kparity's own CUDA kernels (``kparity.kernel``) behind upstream's calling conventions: the
+pattern for putting a kernel library that takes every buffer explicitly behind upstream's
+signature, and a fast CUDA implementation for measuring the harness itself
+(bench/fuzz/throughput.py)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def kernels(op: str) -> Callable[..., Any]:
+    """An implementation of ``op`` that launches ``kparity.kernel`` on the current stream: in-place
+    ops return upstream's (out, initial_state); sparse attention returns out or (out, lse); the
+    recurrence returns (o, final_state or None). Raises NotImplementedError where the kernels do
+    (head dims, dtypes), which the fuzzer counts as unsupported."""
+    import kparity
+
+    if not kparity.has_kernels:
+        raise RuntimeError("kparity.testing.impls.kernels: this kparity was built without its CUDA kernels")
+
+    def impl(**kw: Any) -> Any:
+        args = {k: v for k, v in kw.items() if v is not None}
+        if op == "kda/recurrent":
+            want_state = bool(args.pop("output_final_state", False))
+            written = kparity.kernel(op, **args)
+            return written["out"], (written["final_state"] if want_state else None)
+        written = kparity.kernel(op, **args)
+        if op.startswith("sparse/"):
+            return (written["out"], written["lse"]) if args.get("return_lse") else written["out"]
+        return written["out"], written["initial_state"]
+
+    impl.__name__ = impl.__qualname__ = "kparity_kernel_" + op.split("/")[1]
+    return impl

@@ -1,0 +1,56 @@
+#pragma once
+// Precision profiles of the faithful reference: which upstream kernel's rounding points it models
+// where kernels differ. The oracle never changes; a profile only moves the faithful model, and with
+// it the bound of the fuzzer's differential rule (2 * |faithful - oracle|), at the named points and
+// nowhere else, so a correct kernel of that family passes while a real bug still stands out.
+//
+//   faithful  (default) the rounding points of the specs (kda.md B.2.9, sparse_attention.md C.5).
+//   tf32-dot  sglang's Triton ReplaySSM decode (fla/fused_recurrent_linear_replayssm.py): with an
+//             fp32 `out`, its reconstruction dot tl.dot(d, k*W) runs on tensor cores in TF32
+//             (kda.md B.2.4 item 2), so both operands lose their 13 low mantissa bits; the model
+//             truncates them (what the MMA does with fp32 registers; a kernel that rounds to nearest
+//             instead errs by half as much, inside the rule's factor 2). 16-bit `out` is unchanged.
+//
+// The profile is per thread and set by a scope, like planted_fault.hpp; the ReplaySSM reference
+// applies it through dot_operand() at its two reconstruction operands (reference/kda/replayssm_decode.cpp).
+#include <optional>
+#include <string_view>
+#include <type_traits>
+
+#include "kparity/core/dtype.hpp"
+
+namespace kparity::reference {
+
+enum class PrecisionProfile { faithful, tf32_dot };
+
+std::string_view profile_name(PrecisionProfile p) noexcept;  // "faithful", "tf32-dot"
+std::optional<PrecisionProfile> parse_profile(std::string_view s) noexcept;
+PrecisionProfile precision_profile() noexcept;
+
+class PrecisionProfileScope {
+ public:
+  explicit PrecisionProfileScope(PrecisionProfile p) noexcept;
+  ~PrecisionProfileScope();
+  PrecisionProfileScope(const PrecisionProfileScope&) = delete;
+  PrecisionProfileScope& operator=(const PrecisionProfileScope&) = delete;
+
+ private:
+  PrecisionProfile previous_;
+};
+
+// x (fp32) truncated to TF32: sign, exponent and the 10 high mantissa bits; NaN and inf unchanged.
+float truncate_to_tf32(float x) noexcept;
+
+// A tensor-core dot operand rounded to the I/O dtype `io` (kda.md B.2.4 item 1), and under the
+// tf32-dot profile an fp32 `io` operand truncated to TF32. R = double (the oracle) is untouched.
+template <class R>
+R dot_operand(R x, DType io) noexcept {
+  if constexpr (std::is_same_v<R, float>) {
+    const float r = round_through(x, io);
+    return io == DType::f32 && precision_profile() == PrecisionProfile::tf32_dot ? truncate_to_tf32(r) : r;
+  } else {
+    return x;
+  }
+}
+
+}  // namespace kparity::reference

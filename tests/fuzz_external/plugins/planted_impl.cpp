@@ -1,0 +1,61 @@
+// The example CPU plugin with one planted bug in kda/packed_decode, chosen by KPARITY_TEST_BUG when
+// tests/abi/abi.cmake builds it (one library per bug). Each bug must be caught by `kparity fuzz
+// --impl` with its failure class; the other four ops stay correct.
+#define KPARITY_EXAMPLE_NO_EXPORTS
+#include "../../../examples/impl_plugins/cpu_impl.cpp"
+
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include <unistd.h>
+
+namespace {
+
+enum Bug { wrong_values = 1, wrote_outside_outputs, crashed, timed_out, rejected_valid_call, not_deterministic };
+
+const kparity_impl_info kPlantedInfo{KPARITY_IMPL_ABI_VERSION, "planted-" KPARITY_TEST_BUG_NAME, kDLCPU};
+
+bool any_padding_row(const View& idx) {
+  for (I b = 0; b < idx.size(0); ++b)
+    if (idx.ldi(idx.off({b})) < 0) return true;
+  return false;
+}
+
+}  // namespace
+
+extern "C" {
+
+KPARITY_IMPL_EXPORT const kparity_impl_info* kparity_impl_get_info(void) { return &kPlantedInfo; }
+
+KPARITY_IMPL_EXPORT int kparity_impl_kda_packed_decode KPARITY_IMPL_KDA_PACKED_DECODE_PARAMS {
+  const View idx(ssm_state_indices), O(out), S0(initial_state);
+  if (KPARITY_TEST_BUG == rejected_valid_call && idx.kind == Kind::i64)  // insists on int32 slots
+    return kparity_impl_fail(ctx, KPARITY_IMPL_REJECTED, "`ssm_state_indices` must be int32.");
+  if (KPARITY_TEST_BUG == crashed && any_padding_row(idx)) std::raise(SIGSEGV);  // a padding row derefs a bad slot
+  if (KPARITY_TEST_BUG == timed_out && lower_bound) std::this_thread::sleep_for(std::chrono::seconds(20));
+  const int st = packed_decode(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, out, ssm_state_indices,
+                               use_qk_l2norm_in_kernel, lower_bound, ctx);
+  if (st != KPARITY_IMPL_OK) return st;
+  const I n = O.size(0) * O.size(1) * O.size(2) * O.size(3);
+  if (KPARITY_TEST_BUG == wrong_values)  // a constant off by 2^-6: every output 1.6 % too large
+    for (I i = 0; i < n; ++i) O.st(O.flat_off(i), O.ld(O.flat_off(i)) * (1.f + 1.f / 64));
+  if (KPARITY_TEST_BUG == wrote_outside_outputs && n > 0)  // the vector tail stored one element too far
+    O.st(O.flat_off(n - 1) + 1, 0.f);
+  if (KPARITY_TEST_BUG == not_deterministic && S0.kind == Kind::f32) {
+    // A racy reduction: the low bits of each slot's first state element depend on the call (the
+    // fuzzer runs a CPU plugin in a fresh child process per call, so the clock stands in for a race;
+    // at most 15 ulp, inside the differential rule's floor).
+    const auto tick = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    const std::uint32_t flip = 1u + static_cast<std::uint32_t>((tick ^ static_cast<std::uint64_t>(getpid())) % 15);
+    for (I b = 0; b < idx.size(0); ++b)
+      if (const I s = idx.ldi(idx.off({b})); s >= 0) *(reinterpret_cast<std::uint32_t*>(S0.base()) + S0.off({s, 0, 0, 0})) ^= flip;
+  }
+  return KPARITY_IMPL_OK;
+}
+
+KPARITY_IMPL_EXPORT int kparity_impl_sparse_paged_decode KPARITY_IMPL_SPARSE_PAGED_DECODE_PARAMS {
+  return paged_decode(q, unified_kv, kv_indices, kv_indptr, attn_sink, softmax_scale, return_lse, out, lse, ctx);
+}
+
+}  // extern "C"
