@@ -10,6 +10,12 @@
 
 namespace kparity::fuzz {
 
+// The ops launch_op can launch: the ops with a CUDA kernel (kda/chunk has none yet).
+inline bool has_launcher(std::string_view op) {
+  return op == kda::kReplaySsmDecodeOp || op == kda::kPackedDecodeOp || op == kda::kRecurrentOp ||
+         op == sparse::kPagedPrefillOp || op == sparse::kPagedDecodeOp;
+}
+
 inline Status launch_op(std::string_view op, const ArgBag& args, const kernels::LaunchOptions& o,
                         kernels::sparse::DecodeWorkspace ws = {}) {
   if (op == kda::kReplaySsmDecodeOp) return kernels::kda::replayssm_decode(kda::replayssm_decode_args(args), nullptr, o);

@@ -89,6 +89,7 @@ std::vector<Property> launcher_properties() { return launcher_properties(probe_c
 std::vector<Property> launcher_properties(bool on_device) {
   std::vector<Property> out;
   for (const auto& spec : op_specs()) {
+    if (!has_launcher(spec.op)) continue;
     Property p;
     p.op = spec.op;
     p.kind = "contracts";
