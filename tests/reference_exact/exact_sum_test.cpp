@@ -1,6 +1,8 @@
-// The oracle's error-free accumulator (reference/include/kparity/reference/exact_sum.hpp): sums whose
+// The oracle's error-free summation (reference/include/kparity/reference/exact_sum.hpp): sums whose
 // exact value is known by construction, IEEE special values and zero signs, rounding ties, and
-// randomised agreement with an independent exact computation in 128-bit integers.
+// randomised agreement with an independent exact computation in 128-bit integers. Every sum runs
+// through both implementations, ExactSum (certified error-free transformations) and LongSum (the
+// long accumulator), and they must agree bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,18 +18,57 @@ namespace {
 
 using kparity::reference::exact_dot;
 using kparity::reference::exact_sum;
-using kparity::reference::ExactSum;
+using kparity::reference::LongSum;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-double sum_of(std::initializer_list<double> xs) { return exact_sum(std::vector<double>(xs)); }
+bool bit_equal(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
 
 // Bit equality, so that -0 and +0 differ and NaN equals NaN.
 ::testing::AssertionResult same_bits(double got, double want) {
-  if (std::isnan(got) && std::isnan(want)) return ::testing::AssertionSuccess();
-  if (got == want && std::signbit(got) == std::signbit(want)) return ::testing::AssertionSuccess();
+  if (bit_equal(got, want)) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "got " << got << " (signbit " << std::signbit(got) << "), want " << want
                                        << " (signbit " << std::signbit(want) << ")";
+}
+
+// exact_sum_of_products and LongSum side by side; value() checks that they agree bit for bit and
+// returns the result. used_long(): whether the last value() needed the long accumulator.
+class ExactSum {
+ public:
+  void add(double x) { terms_.emplace_back(x, 1.0); }
+  void add_product(double a, double b) { terms_.emplace_back(a, b); }
+  double value() {
+    calls_ = 0;
+    const double e = kparity::reference::exact_sum_of_products(terms_.size(), [&](std::size_t i) {
+      ++calls_;
+      return terms_[i];
+    });
+    LongSum l;
+    for (auto [a, b] : terms_) {
+      if (b == 1.0) l.add(a);
+      else l.add_product(a, b);
+    }
+    const double lv = l.value();
+    EXPECT_TRUE(same_bits(e, lv)) << "exact_sum_of_products vs LongSum";
+    EXPECT_TRUE(same_bits(l.value(), lv)) << "LongSum::value() twice";
+    return e;
+  }
+  bool used_long() const { return calls_ > terms_.size(); }
+  void clear() { terms_.clear(); }
+
+ private:
+  std::vector<std::pair<double, double>> terms_;
+  std::size_t calls_ = 0;
+};
+
+double sum_of(std::initializer_list<double> xs) {
+  ExactSum s;
+  for (double x : xs) s.add(x);
+  const double v = s.value();
+  EXPECT_TRUE(same_bits(exact_sum(std::vector<double>(xs)), v));
+  return v;
 }
 
 TEST(ExactSum, CancellationPlainFp64Loses) {
@@ -167,30 +208,40 @@ TEST(ExactSum, SignedZeros) {
   EXPECT_TRUE(same_bits(s.value(), 0.0));
 }
 
-TEST(ExactSum, FastPathOnlyWhileProvablyExact) {
+TEST(ExactSum, CertifiedPathAndItsFallback) {
   ExactSum s;
   for (int i = 0; i < 512; ++i) s.add_product(1.0 + i / 128.0, -(3.0 - i / 256.0));  // bf16-like values
-  EXPECT_TRUE(s.fast());
+  s.value();
+  EXPECT_FALSE(s.used_long());
   s.clear();
-  s.add(0x1p100);
-  s.add(3.0);
-  EXPECT_FALSE(s.fast());
-  EXPECT_EQ((s.add(-0x1p100), s.value()), 3.0);
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> nd;
+  for (int i = 0; i < 128; ++i) s.add_product(nd(rng), nd(rng));  // full 53-bit products: certified
+  s.value();
+  EXPECT_FALSE(s.used_long());
   s.clear();
-  s.add_product(1 + 0x1p-52, 1 + 0x1p-52);  // inexact product
-  EXPECT_FALSE(s.fast());
-  // The fp64 partial sum moves into the long accumulator unchanged when the path is left.
+  s.add(1.0);
+  s.add(0x1p-53);  // an exact tie: no interval around it avoids the midpoint
+  EXPECT_EQ(s.value(), 1.0);
+  EXPECT_TRUE(s.used_long());
   s.clear();
-  s.add(0.5);
-  s.add(0.25);
-  ASSERT_TRUE(s.fast());
-  s.add(0x1p-40);
-  ASSERT_TRUE(s.fast());
-  s.add(0x1p80);  // 2^80 + 0.75 + 2^-40 needs 121 bits
-  s.add(-0x1p80);
-  EXPECT_FALSE(s.fast());
-  EXPECT_EQ(s.value(), 0.75 + 0x1p-40);
+  s.add_product(0x1p-600, 0x1p-600);  // the product's error would underflow
+  EXPECT_EQ(s.value(), 0.0);
+  EXPECT_TRUE(s.used_long());
+  s.clear();
+  s.add_product(0x1p600, 0x1p600);  // above 2^1000
+  s.add_product(-0x1p600, 0x1p600);
+  s.add(2.0);
+  EXPECT_EQ(s.value(), 2.0);
+  EXPECT_TRUE(s.used_long());
   // value() does not disturb the sum: adding after reading goes on from the same exact value.
+  s.clear();
+  s.add(0.75);
+  s.add(0x1p-40);
+  s.add(0x1p80);  // 2^80 + 0.75 + 2^-40 needs 121 bits
+  EXPECT_EQ(s.value(), 0x1p80);
+  s.add(-0x1p80);
+  EXPECT_EQ(s.value(), 0.75 + 0x1p-40);
   s.add(-0.75);
   EXPECT_EQ(s.value(), 0x1p-40);
   s.add(-0x1p-40);
@@ -198,6 +249,32 @@ TEST(ExactSum, FastPathOnlyWhileProvablyExact) {
   EXPECT_EQ(s.value(), -0x1p-40);
   s.add(0x1p-40);
   EXPECT_TRUE(same_bits(s.value(), 0.0));
+}
+
+// Ill-conditioned random dot products near rounding midpoints: the certificate must either give
+// the long accumulator's answer or decline.
+TEST(ExactSum, CertificateAgreesWithLongSumNearMidpoints) {
+  std::mt19937_64 rng(1802);
+  std::normal_distribution<double> nd;
+  std::uniform_int_distribution<int> ed(-60, 60), kind(0, 3);
+  int declined = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    ExactSum e;
+    const int n = 1 + trial % 40;
+    for (int i = 0; i < n; ++i) e.add_product(std::ldexp(nd(rng), ed(rng)), nd(rng));
+    const double base = e.value();
+    switch (kind(rng)) {  // push the exact sum next to a midpoint of the fp64 grid around base
+      case 0: e.add(-base); break;
+      case 1: e.add(std::ldexp(std::fabs(base), -53)); break;
+      case 2: e.add(-std::ldexp(std::fabs(base), -54) * 3); break;
+      default: break;
+    }
+    e.value();  // compares with LongSum
+    declined += e.used_long();
+    if (HasFailure()) FAIL() << "trial " << trial;
+  }
+  EXPECT_GT(declined, 0);       // the midpoint cases reach the fallback
+  EXPECT_LT(declined, 15000);   // and the rest is certified
 }
 
 // Independent check: terms k * 2^e with |k| < 2^20 and e in [-40, 40] sum exactly in a 128-bit
@@ -218,12 +295,15 @@ TEST(ExactSum, RandomSumsAgreeWithInt128AndAreOrderFree) {
     }
     const double want = std::ldexp(static_cast<double>(exact), -40);
     ASSERT_EQ(exact_sum(t), want) << "trial " << trial;
+    LongSum l;
+    for (double x : t) l.add(x);
+    ASSERT_EQ(l.value(), want) << "trial " << trial << " LongSum";
     std::shuffle(t.begin(), t.end(), rng);
     ASSERT_EQ(exact_sum(t), want) << "trial " << trial << " shuffled";
     // Out of the fast path: the same terms plus a pair spanning 2^900 that cancels.
     t.push_back(0x1p900);
     t.insert(t.begin() + n / 2, -0x1p900);
-    ASSERT_EQ(exact_sum(t), want) << "trial " << trial << " long accumulator";
+    ASSERT_EQ(exact_sum(t), want) << "trial " << trial << " spanning 2^900";
   }
 }
 
