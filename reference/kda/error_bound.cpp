@@ -39,7 +39,9 @@
 //   appended ring entries dl, g, k^.
 // Elements an op does not write, padding rows and rows with a non-finite input get 0 (the rule
 // compares classes for non-finite values). A bound beyond 1e37 (magnitudes far past fp32's range:
-// an intermediate may overflow) becomes +inf.
+// an intermediate may overflow) becomes +inf, and so does everything downstream of an fp32
+// overflow the recipe sees coming: a sum of squares of the l2 norm, expf(A_log) or a + dt_bias
+// reaching FLT_MAX / 2 (fp32 then normalises q to 0, or computes inf * 0 in the gate).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -57,6 +59,7 @@ using namespace detail;
 
 constexpr double kInflate = 1 + 0x1p-20;
 constexpr double kHuge = 1e37;
+constexpr double kFltOverflow = 0x1p127;  // FLT_MAX / 2: an fp32 value from here on may overflow
 
 // A bound vector for tensor `v`, and flat row-major indices into it.
 std::vector<double> zeros_like(const TensorView& v) { return std::vector<double>(static_cast<std::size_t>(v.numel()), 0.0); }
@@ -80,7 +83,8 @@ double dot_abs(const std::vector<double>& x, const std::vector<double>& y) {
 bool all_finite(const std::vector<double>& x) {
   return std::all_of(x.begin(), x.end(), [](double e) { return std::isfinite(e); });
 }
-// Finite bounds stay, NaN (a non-finite input reached the arithmetic) becomes 0, huge becomes inf.
+// Finite bounds stay, huge ones become inf; NaN means a non-finite input reached the arithmetic
+// (the rule compares classes there): 0.
 double settle(double b) {
   if (std::isnan(b)) return 0.0;
   return b >= kHuge ? INFINITY : b * kInflate;
@@ -90,7 +94,14 @@ double settle(double b) {
 struct Tok {
   std::vector<double> q, dq, k, dk, g, dg, alpha, dalpha, v;  // q: scaled q_s; k: k^
   double beta = 0, dbeta = 0;
-  bool finite = true;
+  // An fp32 overflow the recipe sees coming (an infinite bound above): everything this token
+  // feeds gets +inf, set directly (inf * 0 in the bound arithmetic would read as NaN).
+  bool overflow() const {
+    auto any_inf = [](const std::vector<double>& v) {
+      return std::any_of(v.begin(), v.end(), [](double e) { return e == INFINITY; });
+    };
+    return any_inf(dq) || any_inf(dk) || any_inf(dg) || any_inf(dalpha);
+  }
 };
 
 struct Ctx {
@@ -110,6 +121,7 @@ void normalise(const Ctx& c, std::vector<double>& x, std::vector<double>& dx, bo
     const double r = std::sqrt(n);
     for (double& e : x) e /= r;
     rel = (gamma_n(static_cast<double>(x.size() + 2), c.m.u_acc) / 2 + 3 * c.u()) * 1.01;
+    if (n >= kFltOverflow) rel = INFINITY;  // fp32's sum of squares may overflow: q^ = q / inf = 0
   }
   if (scaled) {
     for (double& e : x) e *= scale;
@@ -125,6 +137,11 @@ double sigmoid_exact(double y) { return 1 / (1 + std::exp(-y)); }
 void gate_bound(const Ctx& c, double x, double A_log, const std::optional<double>& lb, double& g, double& dg) {
   const double u = c.u(), t = c.t(), dx = u * std::fabs(x);
   const double A = std::exp(A_log);
+  if (A >= kFltOverflow || std::fabs(x) >= kFltOverflow) {  // expf(A_log) or a + dt_bias may overflow
+    g = lb ? *lb * sigmoid_exact(A * x) : -A * (x > 20 ? x : std::log1p(std::exp(x)));
+    dg = INFINITY;
+    return;
+  }
   if (lb) {
     const double y = A * x, dy = (t + 2 * u) * 1.01 * std::fabs(y);
     const double s = sigmoid_exact(y);
@@ -149,7 +166,7 @@ void alpha_bound(const Ctx& c, Tok& tok) {
   for (std::size_t i = 0; i < K; ++i) {
     tok.alpha[i] = std::exp(tok.g[i]);
     const double e = std::exp(tok.dg[i]);
-    tok.dalpha[i] = tok.alpha[i] * (e - 1) + tok.alpha[i] * e * c.t();
+    tok.dalpha[i] = e == INFINITY ? INFINITY : tok.alpha[i] * (e - 1) + tok.alpha[i] * e * c.t();
   }
 }
 
@@ -224,7 +241,7 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
       const std::int64_t h = hv / G;
       std::vector<std::vector<double>> S(V, std::vector<double>(K, 0.0));
       std::vector<double> rho(V, 0.0);
-      bool finite = true;
+      bool finite = true, overflow = false;
       if (x.initial_state)
         for (std::int64_t j = 0; j < V; ++j)
           for (std::int64_t i = 0; i < K; ++i) S[j][i] = x.initial_state->at({static_cast<std::int64_t>(n), hv, j, i});
@@ -250,16 +267,18 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
         else tok.beta = bv, tok.dbeta = 0;
         finite = finite && all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
                  std::isfinite(tok.beta);
+        overflow = overflow || tok.overflow();
         for (std::int64_t j = 0; j < V; ++j) {
           double d_o = 0;
           step_row(c, S[j], rho[j], tok, static_cast<std::size_t>(j), d_o);
-          out_b[flat(x.out, {t, hv, j})] = finite ? settle(d_o) : 0.0;
+          out_b[flat(x.out, {t, hv, j})] = !finite ? 0.0 : overflow ? INFINITY : settle(d_o);
         }
       }
       if (fs_b)
         for (std::int64_t j = 0; j < V; ++j)
           for (std::int64_t i = 0; i < K; ++i)
-            (*fs_b)[flat(*x.final_state, {static_cast<std::int64_t>(n), hv, j, i})] = finite ? settle(rho[j]) : 0.0;
+            (*fs_b)[flat(*x.final_state, {static_cast<std::int64_t>(n), hv, j, i})] =
+                !finite ? 0.0 : overflow ? INFINITY : settle(rho[j]);
     }
   }
   return b;
@@ -301,8 +320,10 @@ ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model
         double rho = 0, d_o = 0;
         step_row(c, row, rho, tok, static_cast<std::size_t>(j), d_o);
         const bool ok = finite && all_finite(row);
-        out_b[flat(x.out, {r, 0, hv, j})] = ok ? settle(d_o) : 0.0;
-        for (std::int64_t i = 0; i < K; ++i) st_b[flat(x.initial_state, {s, hv, j, i})] = ok ? settle(rho) : 0.0;
+        const bool ovf = tok.overflow();
+        out_b[flat(x.out, {r, 0, hv, j})] = !ok ? 0.0 : ovf ? INFINITY : settle(d_o);
+        for (std::int64_t i = 0; i < K; ++i)
+          st_b[flat(x.initial_state, {s, hv, j, i})] = !ok ? 0.0 : ovf ? INFINITY : settle(rho);
       }
     }
   }
@@ -358,6 +379,7 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
       std::vector<double> W(mm * K), dW(mm * K), Dt(K), dDt(K);
       bool finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
                     std::isfinite(tok.beta);
+      const bool ovf = tok.overflow();
       for (std::int64_t i = 0; i < K; ++i) {
         double sum_abs = 0, suffix = 0;
         for (std::int64_t e = 0; e < mm; ++e) sum_abs += std::fabs(x.g_cache.at({s, hv, e, i}));
@@ -373,6 +395,7 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
         dDt[i] = Dt[i] * (ex - 1) + Dt[i] * ex * t;
         finite = finite && std::isfinite(suffix) && std::isfinite(sum_abs);
       }
+      auto fin = [&](double e) { return !finite ? 0.0 : ovf ? INFINITY : settle(e); };
       // S_prev and its elementwise bound.
       std::vector<double> Sp(V * K), dSp(V * K);
       const double g_ring = gamma_n(static_cast<double>(mm + 2), ua);
@@ -432,23 +455,23 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
         const double dla = ba * ra * (1 + u);
         ddl[j] = tok.dbeta * ra + ba * (dsk + u * ra) + u * dla;
         const double dout = dsq + ddl[j] * kq_mag + dla * dkq + 2 * u * (sq_mag + dla * kq_mag);
-        out_b[flat(args.out, {r, 0, hv, j})] = finite ? settle(dout) : 0.0;
+        out_b[flat(args.out, {r, 0, hv, j})] = fin(dout);
         if (flush) {
           for (std::int64_t i = 0; i < K; ++i) {
             const double spa = std::fabs(Sp[j * K + i]) + dSp[j * K + i], aa = tok.alpha[i] + tok.dalpha[i];
             const double kaa = std::fabs(tok.k[i]) + tok.dk[i];
             const double e = dSp[j * K + i] * aa + spa * tok.dalpha[i] + ddl[j] * kaa + dla * tok.dk[i] +
                              2 * u * (spa * aa + dla * kaa);
-            st_b[flat(args.initial_state, {s, hv, j, i})] = finite ? settle(e) : 0.0;
+            st_b[flat(args.initial_state, {s, hv, j, i})] = fin(e);
           }
         }
       }
       if (!flush) {
-        for (std::int64_t j = 0; j < V; ++j) d_b[flat(args.d_cache, {s, hv, cpos, j})] = finite ? settle(ddl[j]) : 0.0;
-        for (std::int64_t i = 0; i < K; ++i) g_b[flat(args.g_cache, {s, hv, cpos, i})] = finite ? settle(tok.dg[i]) : 0.0;
+        for (std::int64_t j = 0; j < V; ++j) d_b[flat(args.d_cache, {s, hv, cpos, j})] = fin(ddl[j]);
+        for (std::int64_t i = 0; i < K; ++i) g_b[flat(args.g_cache, {s, hv, cpos, i})] = fin(tok.dg[i]);
         if (hv % G == 0)
           for (std::int64_t i = 0; i < K; ++i)
-            k_b[flat(args.k_cache, {s, h, cpos, i})] = finite ? settle(tok.dk[i]) : 0.0;
+            k_b[flat(args.k_cache, {s, h, cpos, i})] = fin(tok.dk[i]);
       }
     }
   }

@@ -36,8 +36,9 @@
 // 5. LSE. lse^ = M^ + ln Z^ = ln sum_j e^(l^_j) up to the same factors: it lies between the log-sum
 //    of the box's bottom and top corners; then Z^'s relative error, logf's 2 ulp of |ln Z^| and the
 //    final addition's u |lse| (decode: (M^ + log2 Z^) * fl32(ln 2), 3u more).
-// 6. Overflow. If some |scale| A_j (1 + gamma) + |shift| reaches FLT_MAX / 2, an fp32 logit may
-//    overflow: out and lse of that (t, h) get +inf. If n * max_j |v_jd| does, P.V may: out gets +inf.
+// 6. Overflow. If some A_j (1 + gamma) (the raw fp32 dot), |scale| A_j (1 + gamma) + |shift|,
+//    |scale|, |shift| or |sigma| reaches FLT_MAX / 2, an fp32 logit may overflow: out and lse of that (t, h) get +inf. If
+//    n * max_j |v_jd| does, P.V may: out gets +inf.
 // Every bound is computed in fp64 from exact or fp64 quantities and finally inflated by 2^-30
 // relative, far above the fp64 rounding of the bound's own arithmetic.
 // Elements whose exact value is a special case (a non-finite input among the selected rows, q or
@@ -98,7 +99,9 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       continue;
     }
     // 1. logits and their errors; 6. overflow of a logit.
-    bool overflow = std::fabs(sigma) >= kOverflow;
+    // The fp32 constants themselves: the kernels receive fl32(scale) and fl32(shift).
+    bool overflow = std::fabs(sigma) >= kOverflow || std::fabs(a.softmax_scale) >= kOverflow ||
+                    std::fabs(a.shift) >= kOverflow;
     double Delta = sigma == -INFINITY ? 0.0 : 3 * u * (std::fabs(sink) + std::fabs(a.shift));
     const double delta_sigma = Delta;
     for (std::int64_t j = 0; j < n; ++j) {
@@ -110,7 +113,9 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       const double s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
       l[j] = std::fma(s, a.softmax_scale, shift);
       delta[j] = std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift);
-      overflow = overflow || std::fabs(a.softmax_scale) * A * (1 + g_dot) + std::fabs(shift) >= kOverflow;
+      // The raw dot accumulates in fp32 before the scale: it may overflow even if the logit would not.
+      overflow = overflow || A * (1 + g_dot) >= kOverflow ||
+                 std::fabs(a.softmax_scale) * A * (1 + g_dot) + std::fabs(shift) >= kOverflow;
       Delta = std::max(Delta, delta[j]);
     }
     if (overflow) {

@@ -22,7 +22,8 @@ constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 
 // F = double: oracle. Every sum is exact and rounded once (exact_sum.hpp): the dot q.k_j, the logit
-// dot * scale + shift (one fma), Z = sum of the weights plus the sink's, and each channel of P.V;
+// dot * scale + shift (one fma), the exponent l_j - M as q.(k_j - k_max) (below), Z = sum of the
+// weights plus the sink's, and each channel of P.V;
 // exp, log and the division are correctly rounded or faithful libm fp64 (the weights' relative error
 // ~1e-16 is 2^-29 times below anything the rule allows a fp32 backend). F = float: faithful (fp32
 // arithmetic in index order; weights rounded to the storage dtype for P.V only, C.4 item 4).
@@ -91,8 +92,33 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
         if (sink_leaks)
           for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
       } else {
+        // The exponents l_j - M when a key holds the max: scale * (exact q.(k_j - k_max), rounded
+        // once) + shift_j - shift_max, so that logits of 1e30 + 2 and 1e30 - 2 still differ by 4
+        // (their fp64 values do not). Against the sink or the finite seed: l_j - M in fp64.
+        // The rounded logits can tie (or, across the two sources, swap) keys whose exact logits
+        // differ: if an exponent comes out positive, the pass repeats around that key.
+        std::int64_t jmax = -1;
+        for (std::int64_t j = 0; j < n && jmax < 0; ++j)
+          if (s[j] == M) jmax = j;
+        std::vector<double> x(n);
+        for (int pass = 0; pass < 2 && jmax >= 0; ++pass) {
+          std::int64_t next = jmax;
+          x[jmax] = 0.0;
+          for (std::int64_t j = 0; j < n; ++j) {
+            const double* row = keys.rows.data() + j * D;
+            const double* top = keys.rows.data() + jmax * D;
+            const double diff = j == jmax ? 0.0 : exact_sum_of_products(2 * D, [&](std::int64_t i) {
+              return i < D ? std::pair{qrow[i], row[i]} : std::pair{-qrow[i - D], top[i - D]};
+            });
+            const double dshift = (keys.shifted[j] ? shift : 0.0) - (keys.shifted[jmax] ? shift : 0.0);
+            x[j] = std::fma(diff, scale, dshift);
+            if (x[j] > x[next]) next = j;
+          }
+          if (next == jmax) break;
+          jmax = next;
+        }
         std::vector<double>& w = s;  // the logits become the weights
-        for (std::int64_t j = 0; j < n; ++j) w[j] = std::exp(s[j] - M);
+        for (std::int64_t j = 0; j < n; ++j) w[j] = std::exp(jmax < 0 ? s[j] - M : x[j]);
         Z = exact_sum_of_products(n + 1, [&](std::int64_t j) { return std::pair{j < n ? w[j] : w_sink, 1.0}; });
         for (std::int64_t d = 0; d < D; ++d)
           num[d] = exact_sum_of_products(n + (sink_leaks ? 1 : 0), [&](std::int64_t j) {
