@@ -1,7 +1,10 @@
 // KDA decode benchmark (issue 5): ReplaySSM and packed decode on the same token stream, timed as
 // CUDA-graph replays over rotating input sets larger than L2, with counted bytes and the ratio to
-// a device-to-device copy measured in the same run. Prints a markdown table; argv[1] (optional)
-// also receives it.
+// a device-to-device copy measured in the same run, next to the peers measured in the same device
+// call (bench/peers/run_peers.py: sglang's Triton ReplaySSM for the ReplaySSM rows, fla's
+// fused_recurrent_kda_fwd in serving form for the packed rows), or "not measured in this run".
+// Prints a markdown table.  Usage: kda_decode_bench [table.md] [--peers peers.json]
+// (default KPARITY_PEERS_JSON).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "common/gpu_bench.hpp"
+#include "common/peers.hpp"
 #include "kparity/kernels/kda.hpp"
 
 #ifdef KPARITY_REPLAY_TRACE
@@ -25,7 +29,6 @@ using namespace kparity;
 using bench::check;
 
 constexpr std::int64_t K = 128, V = 128, L = 16;
-constexpr double kUpstreamUs[] = {9.5, 12.6, 70.0, 249.0};  // Triton ReplaySSM on H200, HV=32 (issue 5)
 
 struct Buf {
   void* p = nullptr;
@@ -212,6 +215,9 @@ std::size_t verify(std::int64_t B, std::int64_t HV) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string md_path, peers_path;
+  if (!bench::parse_bench_args(argc, argv, md_path, peers_path, "kda_decode_bench [table.md] [--peers peers.json]"))
+    return 2;
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "properties");
   // KDA_BENCH_VERIFY=1: the aligned-vs-offset bit-identity check only (no timing).
@@ -222,6 +228,7 @@ int main(int argc, char** argv) {
     std::printf("verify: %s\n", bad == 0 ? "bit-identical" : "MISMATCH");
     return bad == 0 ? 0 : 1;
   }
+  const bench::PeerFigures peers = bench::PeerFigures::load(peers_path);
   const double copy = bench::copy_gbps(std::size_t(1) << 30, 10);
   const double read = bench::read_gbps(std::size_t(1) << 30, 10);
   std::string md;
@@ -230,11 +237,16 @@ int main(int argc, char** argv) {
                 "GPU: %s (%d SMs, %.0f MB L2). Device-to-device copy: %.0f GB/s (read+write, 1 GiB, median of 10); "
                 "read-only stream: %.0f GB/s (1 GiB, whole-line 16-byte loads, bench/common/read_ceiling.cu, median of 10).\n"
                 "Shapes: H = HV, K = V = 128, L = 16, fp32 state, bf16 activations and rings, L2 norm on, softplus "
-                "gate, cursors (5b+7) mod 16, CUDA-graph replays over rotating sets (>= 4x L2), median of 30.\n\n"
-                "| B | HV | kernel | time (us) | MB moved | GB/s | %% of copy | %% of read | upstream Triton (us) |\n"
-                "|---|---|---|---|---|---|---|---|---|\n",
-                prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy, read);
+                "gate, cursors (5b+7) mod 16, CUDA-graph replays over rotating sets (>= 4x L2), median of 30.\n%s.\n\n"
+                "| B | HV | kernel | time (us) | MB moved | GB/s | %% of copy | %% of read | peer (us) | peer / kparity |\n"
+                "|---|---|---|---|---|---|---|---|---|---|\n",
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy, read, peers.source().c_str());
   md += line;
+  std::string used_peers;
+  const auto note_peer = [&](const std::string& key, const char* rows) {
+    const std::string d = peers.describe(key);
+    if (!d.empty() && used_peers.find(rows) == std::string::npos) used_peers += std::string("- ") + rows + ": " + d + "\n";
+  };
   const std::int64_t Bs[] = {1, 8, 64, 256};
   for (std::int64_t HV : {32, 12}) {
     for (int i = 0; i < 4; ++i) {
@@ -246,21 +258,28 @@ int main(int argc, char** argv) {
       }
       const Row r = run(Bs[i], HV, prop.l2CacheSize);
       const auto gbps = [](double mb, double us) { return mb * 1e6 / (us * 1e-6) / 1e9; };
-      const std::string up = HV == 32 ? std::to_string(kUpstreamUs[i]).substr(0, 5) : "-";
-      std::snprintf(line, sizeof line, "| %lld | %lld | replayssm | %.2f | %.2f | %.0f | %.0f%% | %.0f%% | %s |\n",
+      const std::string shape = " B=" + std::to_string(r.B) + " HV=" + std::to_string(r.HV);
+      const auto peer_rep = peers.get("kda/replayssm_decode" + shape), peer_pk = peers.get("kda/packed_decode" + shape);
+      note_peer("kda/replayssm_decode" + shape, "replayssm rows");
+      note_peer("kda/packed_decode" + shape, "packed rows");
+      const std::size_t rows_at = md.size();
+      std::snprintf(line, sizeof line, "| %lld | %lld | replayssm | %.2f | %.2f | %.0f | %.0f%% | %.0f%% | %s | %s |\n",
                     (long long)r.B, (long long)r.HV, r.replay_us, r.replay_mb, gbps(r.replay_mb, r.replay_us),
-                    100 * gbps(r.replay_mb, r.replay_us) / copy, 100 * gbps(r.replay_mb, r.replay_us) / read, up.c_str());
+                    100 * gbps(r.replay_mb, r.replay_us) / copy, 100 * gbps(r.replay_mb, r.replay_us) / read,
+                    bench::peer_cell(peer_rep, 2).c_str(), bench::speedup_cell(peer_rep, r.replay_us).c_str());
       md += line;
-      std::snprintf(line, sizeof line, "| %lld | %lld | packed | %.2f | %.2f | %.0f | %.0f%% | - | - |\n", (long long)r.B,
-                    (long long)r.HV, r.packed_us, r.packed_mb, gbps(r.packed_mb, r.packed_us),
-                    100 * gbps(r.packed_mb, r.packed_us) / copy);
+      std::snprintf(line, sizeof line, "| %lld | %lld | packed | %.2f | %.2f | %.0f | %.0f%% | - | %s | %s |\n",
+                    (long long)r.B, (long long)r.HV, r.packed_us, r.packed_mb, gbps(r.packed_mb, r.packed_us),
+                    100 * gbps(r.packed_mb, r.packed_us) / copy, bench::peer_cell(peer_pk, 2).c_str(),
+                    bench::speedup_cell(peer_pk, r.packed_us).c_str());
       md += line;
-      std::fputs(md.c_str() + md.size() - std::strlen(line), stdout);
+      std::fputs(md.c_str() + rows_at, stdout);  // progress: both rows of this shape
     }
   }
+  if (!used_peers.empty()) md += "\nPeers (same device call; peer / kparity > 1: kparity is faster):\n" + used_peers;
   std::printf("\n%s", md.c_str());
-  if (argc > 1) {
-    if (FILE* f = std::fopen(argv[1], "w")) {
+  if (!md_path.empty()) {
+    if (FILE* f = std::fopen(md_path.c_str(), "w")) {
       std::fputs(md.c_str(), f);
       std::fclose(f);
     }

@@ -1,6 +1,9 @@
 // Benchmark of sparse/paged_prefill and sparse/paged_decode on DeepSeek-V4 shapes (issue 6), with the
-// H200 ceilings (cuBLAS bf16 GEMM rate, device copy bandwidth) measured in the same process.
-// Usage: bench_sparse [results.md]   (markdown table on stdout, and into the file when given)
+// H200 ceilings (cuBLAS bf16 GEMM rate, device copy bandwidth) measured in the same process, and the
+// peers (sglang's Triton prefill and decode) measured in the same device call by
+// bench/peers/run_peers.py, or "not measured in this run".
+// Usage: bench_sparse [results.md] [--peers peers.json]   (default KPARITY_PEERS_JSON; markdown table
+// on stdout, and into the file when given)
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -18,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/peers.hpp"
 #include "kparity/kernels/sparse.hpp"
 
 namespace {
@@ -31,15 +35,24 @@ namespace {
     }                                                                                  \
   } while (0)
 
-std::string out_md, check_md;
+std::string out_md, check_md, peer_md;
+kparity::bench::PeerFigures peers;
+
+void note_peer(const std::string& key) {
+  const std::string d = peers.describe(key);
+  if (!d.empty() && peer_md.find(key) == std::string::npos) peer_md += "- " + key + ": " + d + "\n";
+}
 void emit(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void emit(const char* fmt, ...) {
-  char buf[1024];
-  va_list ap;
+  va_list ap, ap2;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_copy(ap2, ap);
+  std::string buf(static_cast<std::size_t>(std::max(0, std::vsnprintf(nullptr, 0, fmt, ap))) + 1, '\0');
   va_end(ap);
-  std::fputs(buf, stdout);
+  std::vsnprintf(buf.data(), buf.size(), fmt, ap2);
+  va_end(ap2);
+  buf.pop_back();
+  std::fputs(buf.c_str(), stdout);
   std::fflush(stdout);
   out_md += buf;
 }
@@ -187,9 +200,13 @@ void bench_prefill(int H, double gemm, double copy) {
     const double tf = flops / (ms * 1e-3) / 1e12;
     const double uniq = double(used.size() + T) * kD * 2;
     const double gathered = double(sel) * kD * 2 * ((H + ht - 1) / ht);
-    emit("| prefill | %d | %s | 4096 | %lld | %.3f | %.1f | %.0f%% | %.1f | %.2f | %.0f%% | %.1fx |\n", H, cf.name, sel, ms,
-         tf, 100 * tf / gemm, uniq / 1e6, gathered / (ms * 1e-3) / 1e12, 100 * gathered / (ms * 1e-3) / 1e12 / copy,
-         (H == 64 ? 7.1 : 14.2) / ms);
+    const std::string key = "sparse/paged_prefill H=" + std::to_string(H) + " topk=" + std::to_string(topk);
+    const auto peer = peers.get(key);
+    note_peer(key);
+    emit("| prefill | %d | %s | 4096 | %lld | %.3f | - | %.1f | %.0f%% | %.1f | %.2f | %.0f%% | %s | %s |\n", H, cf.name,
+         sel, ms, tf, 100 * tf / gemm, uniq / 1e6, gathered / (ms * 1e-3) / 1e12,
+         100 * gathered / (ms * 1e-3) / 1e12 / copy, kparity::bench::peer_cell(peer, 0).c_str(),
+         kparity::bench::speedup_cell(peer, ms * 1e3).c_str());
   }
   auto f32 = [](std::uint16_t b) {
     const std::uint32_t u = std::uint32_t(b) << 16;
@@ -206,6 +223,49 @@ void bench_prefill(int H, double gemm, double copy) {
   }
   check_md += "H = " + std::to_string(H) + ": ||wgmma - mma.sync|| / ||mma.sync|| = " +
               std::to_string(std::sqrt(num / std::max(den, 1e-300))) + ", non-finite elements " + std::to_string(bad) + "\n";
+}
+
+// Microseconds per call of `calls` decode launches captured in one CUDA graph: the median of 50
+// replays after 3 warm-up replays. The peer's decode figure is timed the same way (graph replay of
+// 10 calls on the same inputs), so these two columns compare like with like.
+double decode_graph_us(const kparity::sparse::PagedDecodeArgs& a, const kparity::kernels::sparse::DecodeWorkspace& w,
+                       const kparity::kernels::sparse::SparseTuning& tu) {
+  constexpr int kCalls = 10, kReps = 50;
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaGraph_t g;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  kparity::Status status;
+  for (int i = 0; i < kCalls && status.ok(); ++i) status = kparity::kernels::sparse::paged_decode(a, st, {}, w, tu);
+  CK(cudaStreamEndCapture(st, &g));
+  if (!status.ok()) {
+    std::fprintf(stderr, "decode (graph capture) failed: %s\n", status.first_error()->message.c_str());
+    std::exit(1);
+  }
+  cudaGraphExec_t x;
+  CK(cudaGraphInstantiate(&x, g, 0));
+  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(x, st));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<float> t;
+  for (int r = 0; r < kReps; ++r) {
+    CK(cudaEventRecord(e0, st));
+    CK(cudaGraphLaunch(x, st));
+    CK(cudaEventRecord(e1, st));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms * 1000.f / kCalls);
+  }
+  CK(cudaGetLastError());
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaGraphExecDestroy(x);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(st);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
 }
 
 void bench_decode(int T, int H, double gemm, double copy) {
@@ -243,19 +303,28 @@ void bench_decode(int T, int H, double gemm, double copy) {
       std::exit(1);
     }
     const float ms = time_ms([&] { (void)kparity::kernels::sparse::paged_decode(a, nullptr, {}, w, tu); }, 3, 20);
+    const double graph_us = decode_graph_us(a, w, tu);
     const double sel = double(T) * keys;
     const double tf = 2.0 * sel * H * (kD + kD) / (ms * 1e-3) / 1e12;
     const double gathered = sel * kD * 2 * ((H + 63) / 64);
-    emit("| decode | %d | %s | %d | %.0f | %.4f | %.1f | %.0f%% | - | %.2f | %.0f%% | - |\n", H,
+    const std::string key = "sparse/paged_decode H=" + std::to_string(H) + " T=" + std::to_string(T);
+    const auto peer = peers.get(key);
+    note_peer(key);
+    emit("| decode | %d | %s | %d | %.0f | %.4f | %.1f | %.1f | %.0f%% | - | %.2f | %.0f%% | %s | %s |\n", H,
          split == 1 ? "64, 1 split, wgmma" : (cv[1] == 2 ? "64, auto split, wgmma" : "64, auto split, mma.sync"),
-         T, sel, ms, tf, 100 * tf / gemm,
-         gathered / (ms * 1e-3) / 1e12, 100 * gathered / (ms * 1e-3) / 1e12 / copy);
+         T, sel, ms, graph_us, tf, 100 * tf / gemm, gathered / (ms * 1e-3) / 1e12,
+         100 * gathered / (ms * 1e-3) / 1e12 / copy, kparity::bench::peer_cell(peer, 1).c_str(),
+         kparity::bench::speedup_cell(peer, graph_us).c_str());
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string md_path, peers_path;
+  if (!kparity::bench::parse_bench_args(argc, argv, md_path, peers_path, "bench_sparse [results.md] [--peers peers.json]"))
+    return 2;
+  peers = kparity::bench::PeerFigures::load(peers_path);
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   const double gemm = gemm_tflops(), copy = copy_tbps();
@@ -263,18 +332,22 @@ int main(int argc, char** argv) {
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   emit("## sparse attention benchmark, %s\n\nGPU: %s, %d SMs, L2 %d MB. Ceilings measured in this run: cuBLAS bf16 "
-       "GEMM 8192^3 %.0f TFLOP/s; device-to-device copy %.2f TB/s (read + write).\n\n",
-       date, prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, gemm, copy);
-  emit("| op | H | head tile | T | selected keys | ms | TFLOP/s | of GEMM | unique MB | gather TB/s | of copy | vs Triton |\n"
-       "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+       "GEMM 8192^3 %.0f TFLOP/s; device-to-device copy %.2f TB/s (read + write).\n%s.\n\n",
+       date, prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, gemm, copy, peers.source().c_str());
+  emit("| op | H | head tile | T | selected keys | ms | graph us | TFLOP/s | of GEMM | unique MB | gather TB/s | of copy "
+       "| peer (us) | peer / kparity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   bench_prefill(64, gemm, copy);
   bench_prefill(128, gemm, copy);
   for (int H : {64, 128})
     for (int T : {1, 8, 64}) bench_decode(T, H, gemm, copy);
+  emit("\nms: mean of back-to-back launches (prefill 10, decode 20); graph us: per call, CUDA-graph replay of 10 "
+       "decode calls, median of 50. peer / kparity > 1: kparity is faster; prefill against ms, decode against "
+       "graph us (the peers' own timing, below).\n");
+  if (!peer_md.empty()) emit("Peers:\n%s", peer_md.c_str());
   emit("\nFull-shape cross-check of the two 64-head prefill kernels (bf16 outputs, poisoned before each):\n%s",
        check_md.c_str());
-  if (argc > 1) {
-    FILE* f = std::fopen(argv[1], "w");
+  if (!md_path.empty()) {
+    FILE* f = std::fopen(md_path.c_str(), "w");
     if (f) std::fputs(out_md.c_str(), f), std::fclose(f);
   }
   return 0;

@@ -22,6 +22,8 @@ struct ExplainOptions {
   std::string op;
   std::string tag;
   std::string catalog;  // override catalog file or directory
+  std::string site;     // --site DIR: write the static site there
+  bool force = false;   // --force: let --site replace a folder that is not a previous site
 };
 
 struct RunOptions {

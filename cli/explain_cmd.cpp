@@ -10,6 +10,8 @@
 #include "commands.hpp"
 #include "kparity/diagnostics/catalog.hpp"
 #include "kparity/diagnostics/explain.hpp"
+#include "kparity/diagnostics/search.hpp"
+#include "kparity/diagnostics/site.hpp"
 
 namespace kparity::cli {
 namespace {
@@ -30,16 +32,44 @@ void print(const std::string& text) {
   if (text.empty() || text.back() != '\n') std::fputc('\n', stdout);
 }
 
+// Nothing matched exactly: the ranked candidates of kparity::search (the same ranking as the
+// site's search box), then the closest ids and slugs by spelling. Exit status stays 2.
 int unknown(const Catalog& c, const std::string& query) {
   std::fprintf(stderr, "error: no catalog entry matches '%s' (not an id, a slug, or a known message)\n", query.c_str());
+  const auto hits = search(c, query);
+  if (!hits.empty()) {
+    std::fprintf(stderr, "help: closest entries, best first (score: share of the query explained, +1 for an exact match):\n");
+    for (const auto& h : hits) {
+      const std::string& summary = h.entry->summary.empty() ? h.entry->error_message : h.entry->summary;
+      std::fprintf(stderr, "  %s  %-40s %.2f  %s\n", h.entry->id.c_str(), h.entry->slug.c_str(), h.score, summary.c_str());
+      if (!h.reason.empty()) std::fprintf(stderr, "  %16s  %s\n", "", h.reason.c_str());
+    }
+  }
   auto near = c.suggest(query);
   if (!near.empty()) {
     std::string list;
     for (const auto& s : near) list += fmt::format("{}{}", list.empty() ? "" : ", ", s);
     std::fprintf(stderr, "help: did you mean %s?\n", list.c_str());
   }
-  std::fprintf(stderr, "help: `kparity explain --list` shows every entry\n");
+  std::fprintf(stderr, "help: `kparity explain <id>` shows an entry; `kparity explain --list` shows every entry\n");
   return kExitBadInput;
+}
+
+// `--site DIR`: the whole catalog as a static site (issue 17); the catalog was loaded, and rejected
+// with status 2 if malformed, before anything is written.
+int write_site_cmd(const Catalog& c, const ExplainOptions& o, const std::string& query) {
+  if (!query.empty() || o.json || o.sarif || o.markdown || o.list || !o.op.empty() || !o.tag.empty()) {
+    std::fprintf(stderr, "error: --site writes every entry; it takes no query, --json, --sarif, --markdown, --list, --op or --tag\n");
+    return kExitBadInput;
+  }
+  try {
+    write_site(c, o.site, {.force = o.force, .catalog_label = o.catalog});
+  } catch (const SiteError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitBadInput;
+  }
+  std::printf("wrote %zu entry pages to %s; open %s/index.html\n", c.entries().size(), o.site.c_str(), o.site.c_str());
+  return kExitOk;
 }
 
 }  // namespace
@@ -61,6 +91,11 @@ int explain(const ExplainOptions& o) {
   }
   const Catalog& c = override_catalog ? *override_catalog : Catalog::embedded();
   const std::string query = joined(o.query);
+  if (o.force && o.site.empty()) {
+    std::fprintf(stderr, "error: --force only applies to --site DIR\n");
+    return kExitBadInput;
+  }
+  if (!o.site.empty()) return write_site_cmd(c, o, query);
 
   // One entry: the page, or its JSON / SARIF rule.
   if (!query.empty() && !o.list && !o.markdown) {
@@ -93,7 +128,8 @@ int explain(const ExplainOptions& o) {
     std::fprintf(stderr,
                  "usage: kparity explain <id | slug | \"pasted message\">\n"
                  "       kparity explain --list [prefix] [--op OP] [--tag TAG]\n"
-                 "       kparity explain [--json | --sarif | --markdown] [query]\n");
+                 "       kparity explain [--json | --sarif | --markdown] [query]\n"
+                 "       kparity explain --site DIR [--force] [--catalog PATH]\n");
     return kExitBadInput;
   }
   return kExitOk;

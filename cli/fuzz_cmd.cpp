@@ -8,10 +8,10 @@
 #include <string>
 
 #include "commands.hpp"
-#include "kparity/fuzz/corpus.hpp"
-#include "kparity/fuzz/property.hpp"
+#include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/corpus/corpus.hpp"
 
-#include "kparity/fuzz/selftest.hpp"
+#include "kparity/fuzz/campaign/selftest.hpp"
 
 namespace kparity::cli {
 namespace {

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("--op", ex.op, "Only entries of this op (exact, or a prefix such as kda/)");
   explain_cmd->add_option("--tag", ex.tag, "Only entries with this tag");
   explain_cmd->add_option("--catalog", ex.catalog, "Use this catalog file or directory instead of the embedded one");
+  explain_cmd->add_option("--site", ex.site, "Write the catalog as a static website into this folder (see README)");
+  explain_cmd->add_flag("--force", ex.force, "With --site: replace a non-empty folder that is not a previous kparity site");
 
   RunOptions ro;
   auto* run_cmd = app.add_subcommand("run", "Validate and run one op call stored in a safetensors dump");

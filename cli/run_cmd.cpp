@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "compare.hpp"
-#include "dump.hpp"
 #include "kparity/core/format.hpp"
 #include "kparity/diagnostics/errors.hpp"
+#include "kparity/ops/compare.hpp"
+#include "kparity/ops/dump.hpp"
 
 #ifndef KPARITY_VERSION
 #define KPARITY_VERSION "unknown"
@@ -20,6 +20,9 @@ namespace kparity::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using ops::Comparison;
+using ops::Dump;
+using ops::Tolerance;
 
 void print_diagnostics(const std::vector<Diagnostic>& ds) {
   for (const auto& d : ds) std::fprintf(stderr, "%s\n", d.render_text().c_str());
@@ -63,16 +66,16 @@ int run(const RunOptions& o) {
 
   Dump dump;
   try {
-    dump = load_dump(o.dump);
+    dump = ops::load_dump(o.dump);
   } catch (const std::exception& e) {  // SafetensorsError, DumpError, filesystem errors
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitBadInput;
   }
   for (const auto& w : dump.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  const OpRunner& runner = *dump.runner;
-  const OpContract* contract = find_op_contract(runner.op);
+  const ops::OpInfo& info = *dump.op;
+  const OpContract* contract = find_op_contract(info.op);
   if (!contract) {
-    std::fprintf(stderr, "kparity: internal error: no contract registered for %s\n", std::string(runner.op).c_str());
+    std::fprintf(stderr, "kparity: internal error: no contract registered for %s\n", std::string(info.op).c_str());
     return kExitInternal;
   }
 
@@ -84,7 +87,7 @@ int run(const RunOptions& o) {
     std::fprintf(stderr, "%s\n", e.full_text().c_str());
     return kExitBadInput;
   } catch (const std::invalid_argument& e) {  // a required argument is missing from the dump
-    std::fprintf(stderr, "error: %s: %s\n", std::string(runner.op).c_str(), e.what());
+    std::fprintf(stderr, "error: %s: %s\n", std::string(info.op).c_str(), e.what());
     return kExitBadInput;
   }
 
@@ -94,7 +97,7 @@ int run(const RunOptions& o) {
   ArgBag run_bag = dump.bag;
   std::map<std::string, Tensor> wide;
   if (widen && *precision == reference::Precision::oracle) {
-    for (auto name : runner.written) {
+    for (auto name : info.written_names()) {
       auto it = run_bag.tensors.find(std::string(name));
       if (it == run_bag.tensors.end() || !narrow_float(it->second)) continue;
       it->second = wide.insert_or_assign(it->first, widened(it->second)).first->second.view();
@@ -110,7 +113,7 @@ int run(const RunOptions& o) {
   }
 
   try {
-    runner.run(run_bag, *precision, options);
+    info.run(run_bag, *precision, options);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.full_text().c_str());
     return e.diagnostic().error_class == ErrorClass::InternalError ? kExitInternal : kExitBadInput;
@@ -118,7 +121,7 @@ int run(const RunOptions& o) {
 
   std::map<std::string, TensorView> results;
   std::map<std::string, Tensor> converted;
-  for (auto name : runner.written) {
+  for (auto name : info.written_names()) {
     auto it = run_bag.tensors.find(std::string(name));
     if (it == run_bag.tensors.end()) continue;  // an absent optional output (lse without return_lse)
     TensorView v = it->second;
@@ -138,8 +141,8 @@ int run(const RunOptions& o) {
       }
       const DType stored = dump.bag.tensors.at(name).dtype;
       Tolerance tol = o.atol ? Tolerance{*o.atol, *o.rtol}
-                             : documented_tolerance(runner.op, name, stored, exp->dtype());
-      Comparison c = compare(r->second, exp->view(), tol);
+                             : ops::documented_tolerance(info.op, name, stored, exp->dtype());
+      Comparison c = ops::compare(r->second, exp->view(), tol);
       if (!c.problem.empty()) {
         std::printf("  %-14s FAIL  %s\n", name.c_str(), c.problem.c_str());
       } else {
@@ -154,7 +157,7 @@ int run(const RunOptions& o) {
   const std::string out_path = o.output.empty() ? default_output(o.dump) : o.output;
   try {
     write_safetensors(out_path, results,
-                      {{"op", std::string(runner.op)},
+                      {{"op", std::string(info.op)},
                        {"precision", o.precision},
                        {"backend", o.backend},
                        {"source", fs::path(o.dump).filename().string()},

@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-deps.sh
 bash scripts/configure.sh
+# Issue 17: Chromium for the site's browser test (ctest Site.SearchesInHeadlessChromium).
+bash tests/site/setup-browser.sh
 ctest --test-dir "${KPARITY_BUILD_DIR:-build}" --output-on-failure -j "${KPARITY_JOBS:-2}"
 # The gpu-labelled tests are listed as Skipped above when there is no device; let the GPU test
 # binary itself say so in one line (it prints nothing of the kind when a device is present).

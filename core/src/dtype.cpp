@@ -8,15 +8,17 @@ namespace kparity {
 
 std::size_t dtype_size(DType t) noexcept {
   switch (t) {
+    case DType::f64: case DType::i64: return 8;
     case DType::f32: case DType::i32: return 4;
     case DType::f16: case DType::bf16: return 2;
-    case DType::i64: return 8;
     case DType::boolean: return 1;
   }
   return 0;
 }
 
-bool is_floating(DType t) noexcept { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+bool is_floating(DType t) noexcept {
+  return t == DType::f64 || t == DType::f32 || t == DType::f16 || t == DType::bf16;
+}
 bool is_integral(DType t) noexcept { return t == DType::i32 || t == DType::i64; }
 
 std::string_view dtype_name(DType t) noexcept {
@@ -27,6 +29,7 @@ std::string_view dtype_name(DType t) noexcept {
     case DType::i32: return "i32";
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
+    case DType::f64: return "f64";
   }
   return "?";
 }
@@ -39,6 +42,7 @@ std::string_view torch_repr(DType t) noexcept {
     case DType::i32: return "torch.int32";
     case DType::i64: return "torch.int64";
     case DType::boolean: return "torch.bool";
+    case DType::f64: return "torch.float64";
   }
   return "?";
 }
@@ -51,6 +55,7 @@ std::string_view safetensors_name(DType t) noexcept {
     case DType::i32: return "I32";
     case DType::i64: return "I64";
     case DType::boolean: return "BOOL";
+    case DType::f64: return "F64";
   }
   return "?";
 }
@@ -59,7 +64,8 @@ std::optional<DType> parse_dtype(std::string_view s) noexcept {
   struct Alias { std::string_view name; DType t; };
   static constexpr Alias kAliases[] = {
       {"fp32", DType::f32}, {"float32", DType::f32},   {"fp16", DType::f16}, {"float16", DType::f16},
-      {"bfloat16", DType::bf16}, {"int32", DType::i32}, {"int64", DType::i64}};
+      {"bfloat16", DType::bf16}, {"int32", DType::i32}, {"int64", DType::i64}, {"fp64", DType::f64},
+      {"float64", DType::f64}};
   for (DType t : kAllDTypes) {
     if (s == dtype_name(t) || s == torch_repr(t) || s == safetensors_name(t)) return t;
   }
@@ -172,13 +178,14 @@ double round_to_dtype(double v, DType t) noexcept {
     case DType::i32: return cast_to_int<std::int32_t>(v);
     case DType::i64: return cast_to_int<std::int64_t>(v);
     case DType::boolean: return v != 0.0 ? 1.0 : 0.0;
+    case DType::f64: return v;
   }
   return v;
 }
 
 float round_through(float x, DType t) noexcept {
   switch (t) {
-    case DType::f32: return x;
+    case DType::f32: case DType::f64: return x;
     case DType::f16: return f16_bits_to_f32(f32_to_f16_bits(x));
     case DType::bf16: return bf16_bits_to_f32(f32_to_bf16_bits(x));
     default: return static_cast<float>(round_to_dtype(x, t));

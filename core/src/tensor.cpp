@@ -101,7 +101,7 @@ Tensor& Tensor::fill_int(std::uint64_t seed, std::int64_t lo, std::int64_t hi_in
 }
 
 Tensor& Tensor::poison() {
-  // All-ones is a NaN in f32, f16 and bf16 alike; 0x7f.. is a large positive integer (and not a
+  // All-ones is a NaN in f64, f32, f16 and bf16 alike; 0x7f.. is a large positive integer (and not a
   // valid bool byte).
   const std::byte b = is_floating(view_.dtype) ? std::byte{0xff} : std::byte{0x7f};
   std::fill(storage_.begin(), storage_.end(), b);

@@ -146,6 +146,7 @@ double TensorView::load(std::span<const std::int64_t> idx) const {
     case DType::i32: return read_as<std::int32_t>(p);
     case DType::i64: return static_cast<double>(read_as<std::int64_t>(p));
     case DType::boolean: return read_as<std::uint8_t>(p) != 0 ? 1.0 : 0.0;
+    case DType::f64: return read_as<double>(p);
   }
   return 0.0;
 }
@@ -159,6 +160,7 @@ void TensorView::store(std::span<const std::int64_t> idx, double v) const {
     case DType::i32: write_as(p, static_cast<std::int32_t>(round_to_dtype(v, dtype))); break;
     case DType::i64: write_as(p, static_cast<std::int64_t>(round_to_dtype(v, dtype))); break;
     case DType::boolean: write_as(p, static_cast<std::uint8_t>(v != 0.0)); break;
+    case DType::f64: write_as(p, v); break;
   }
 }
 

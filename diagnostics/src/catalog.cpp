@@ -131,8 +131,7 @@ std::vector<std::string> message_candidates(std::string_view text) {
   const std::string_view t = detail::trim(text);
   base.emplace_back(t);
   if (auto nl = t.find_last_of('\n'); nl != std::string_view::npos) base.emplace_back(detail::trim(t.substr(nl + 1)));
-  static const std::regex prefix(
-      R"(^(?:(?:error|warning|note)\[[0-9a-f]{16}\]|(?:[A-Za-z_][A-Za-z0-9_]*(?:\.|::))*[A-Za-z_][A-Za-z0-9_]*(?:Error|Exception|Warning))\s*:\s*)");
+  static const std::regex prefix(detail::kMessagePrefixRegex);
   auto unquote = [](const std::string& s) {
     const bool quoted = s.size() >= 2 && (s.front() == '"' || s.front() == '\'' || s.front() == '`') && s.back() == s.front();
     return quoted ? std::string(detail::trim(std::string_view(s).substr(1, s.size() - 2))) : s;

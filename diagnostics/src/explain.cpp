@@ -73,6 +73,8 @@ std::string source_text(const CatalogEntry& e) {
   return s;
 }
 
+}  // namespace
+
 std::vector<const CatalogEntry*> related_entries(const CatalogEntry& e, const Catalog& c) {
   std::vector<const CatalogEntry*> out;
   auto add = [&](const CatalogEntry* r) {
@@ -91,6 +93,8 @@ std::vector<const CatalogEntry*> related_entries(const CatalogEntry& e, const Ca
   }
   return out;
 }
+
+namespace {
 
 std::string bullets(const std::vector<std::string>& items, bool numbered) {
   std::string s;

@@ -14,6 +14,11 @@ const std::vector<std::pair<std::string_view, std::string_view>>& fixture_texts(
 
 std::string_view trim(std::string_view s) noexcept;
 
+// The prefix a pasted message may carry: "ValueError: ", "torch.cuda.OutOfMemoryError: " or our own
+// "error[<id>]: ". ECMAScript; the site's search script receives it through the search index.
+inline constexpr const char* kMessagePrefixRegex =
+    R"(^(?:(?:error|warning|note)\[[0-9a-f]{16}\]|(?:[A-Za-z_][A-Za-z0-9_]*(?:\.|::))*[A-Za-z_][A-Za-z0-9_]*(?:Error|Exception|Warning))\s*:\s*)";
+
 // A record's string field, or "" when absent or null: prose fields are optional at run time.
 std::string json_str(const nlohmann::json& rec, const char* key);
 std::vector<std::string> json_str_list(const nlohmann::json& rec, const char* key);

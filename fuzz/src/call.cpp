@@ -47,21 +47,4 @@ std::optional<Call> take_recorded_call() {
   return out;
 }
 
-const std::vector<OpFuzzSpec>& op_specs() {
-  static const std::vector<OpFuzzSpec> specs = [] {
-    std::vector<OpFuzzSpec> all = kda_specs();
-    for (auto& s : sparse_specs()) all.push_back(std::move(s));
-    return all;
-  }();
-  return specs;
-}
-
-const OpFuzzSpec& spec_for(std::string_view op) {
-  for (const auto& s : op_specs())
-    if (s.op == op) return s;
-  std::string known;
-  for (const auto& s : op_specs()) known += (known.empty() ? "" : ", ") + s.op;
-  throw std::invalid_argument("no fuzz spec for op '" + std::string(op) + "' (known: " + known + ")");
-}
-
 }  // namespace kparity::fuzz

@@ -1,8 +1,11 @@
 #pragma once
-// Shared by the catalog-wide tests: source files, the entry list for parametrised suites, and the
-// exception class check.
+// Shared by the catalog-wide tests: source files, the entry list for parametrised suites (a catalog
+// that does not load fails them), and the exception class check.
+#include <gtest/gtest.h>
+
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,26 +23,39 @@ inline std::string read_source(const std::string& rel) {
   return ss.str();
 }
 
-// Ids of the embedded catalog, or none when it does not load: a separate test reports that, and
-// parametrised suites must still instantiate (at static initialisation) rather than crash.
-inline std::vector<std::string> embedded_ids() {
+// The parameters of the catalog-wide parametrised suites: the ids of every entry a contract emits
+// (kernel-dispatch entries fire in the launchers, after the contract passed: tests/gpu_dispatch
+// launches their examples instead). The suites instantiate at static initialisation, where an
+// exception would abort the binary before gtest can report anything, so a catalog that throws or
+// holds no contract entry becomes one parameter, "!" + the reason, whose case fails
+// (fail_if_unusable). An empty list would be no better: the suite would silently have no cases.
+inline constexpr char kUnusableCatalog = '!';
+
+inline std::vector<std::string> contract_entry_ids(const std::function<const Catalog&()>& load) {
   std::vector<std::string> ids;
   try {
-    // Kernel-dispatch entries fire in the launchers, after the contract passed: tests/gpu_dispatch
-    // launches their examples instead.
-    for (const auto& e : Catalog::embedded().entries())
+    for (const auto& e : load().entries())
       if (e.record.value("emittedBy", "contracts") != "kernels") ids.push_back(e.id);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    return {std::string(1, kUnusableCatalog) + "the catalog did not load: " + e.what()};
   }
+  if (ids.empty()) return {std::string(1, kUnusableCatalog) + "the catalog holds no entry that a contract emits"};
   return ids;
 }
 
+inline std::vector<std::string> embedded_ids() {
+  return contract_entry_ids([]() -> const Catalog& { return Catalog::embedded(); });
+}
+
+// Fails the current test when its parameter reports an unusable catalog (see contract_entry_ids).
+inline ::testing::AssertionResult usable_param(const std::string& param) {
+  if (!param.empty() && param.front() == kUnusableCatalog) return ::testing::AssertionFailure() << param.substr(1);
+  return ::testing::AssertionSuccess();
+}
+
 inline std::string gtest_name(const std::string& id) {
-  const CatalogEntry* e = nullptr;
-  try {
-    e = Catalog::embedded().by_id(id);
-  } catch (const std::exception&) {
-  }
+  if (!id.empty() && id.front() == kUnusableCatalog) return "CatalogUnusable";
+  const CatalogEntry* e = Catalog::embedded().by_id(id);  // contract_entry_ids loaded it already
   std::string name = e ? e->slug : id;
   for (auto& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';

@@ -206,6 +206,18 @@ TEST(Dtype, RoundThroughAndRoundToDtype) {
   EXPECT_EQ(round_to_dtype(0.1, DType::f32), static_cast<double>(0.1f));
 }
 
+TEST(Dtype, F64KeepsEveryDouble) {
+  // Storing in f64 is the identity: the values other dtypes round are kept, including the ones that
+  // sit between two fp32 values and the signed zero.
+  for (double v : {0.1, 1.0 + 0x1p-52, 0x1p-1074, -0x1.fffffffffffffp+1023, 1e-310, -0.0,
+                   std::numeric_limits<double>::infinity()}) {
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(round_to_dtype(v, DType::f64)), std::bit_cast<std::uint64_t>(v)) << v;
+  }
+  EXPECT_TRUE(std::isnan(round_to_dtype(std::nan(""), DType::f64)));
+  EXPECT_EQ(round_through(1.0f + 0x1p-23f, DType::f64), 1.0f + 0x1p-23f);
+  EXPECT_NE(round_to_dtype(0.1, DType::f64), round_to_dtype(0.1, DType::f32));
+}
+
 TEST(Dtype, NamesAndParsing) {
   EXPECT_EQ(dtype_size(DType::f32), 4u);
   EXPECT_EQ(dtype_size(DType::f16), 2u);
@@ -213,6 +225,9 @@ TEST(Dtype, NamesAndParsing) {
   EXPECT_EQ(dtype_size(DType::i32), 4u);
   EXPECT_EQ(dtype_size(DType::i64), 8u);
   EXPECT_EQ(dtype_size(DType::boolean), 1u);
+  EXPECT_EQ(dtype_size(DType::f64), 8u);
+  EXPECT_TRUE(is_floating(DType::f64));
+  EXPECT_FALSE(is_integral(DType::f64));
   EXPECT_TRUE(is_floating(DType::bf16));
   EXPECT_FALSE(is_floating(DType::i32));
   EXPECT_TRUE(is_integral(DType::i64));
@@ -233,10 +248,27 @@ TEST(Dtype, NamesAndParsing) {
   EXPECT_EQ(parse_dtype("bfloat16"), DType::bf16);
   EXPECT_EQ(parse_dtype("int32"), DType::i32);
   EXPECT_EQ(parse_dtype("int64"), DType::i64);
-  EXPECT_EQ(parse_dtype("float64"), std::nullopt);
+  // str(torch.float64) and str(torch.double) are both "torch.float64"; the catalog's messages quote it.
+  EXPECT_EQ(torch_repr(DType::f64), "torch.float64");
+  EXPECT_EQ(dtype_name(DType::f64), "f64");
+  EXPECT_EQ(safetensors_name(DType::f64), "F64");
+  EXPECT_EQ(parse_dtype("float64"), DType::f64);
+  EXPECT_EQ(parse_dtype("fp64"), DType::f64);
+  EXPECT_EQ(parse_dtype("double"), std::nullopt);  // torch's alias, never printed by torch
   EXPECT_EQ(parse_dtype(""), std::nullopt);
   EXPECT_EQ(parse_safetensors_dtype("f32"), std::nullopt);
-  EXPECT_EQ(parse_safetensors_dtype("F64"), std::nullopt);
+  EXPECT_EQ(parse_safetensors_dtype("F64"), DType::f64);
+  EXPECT_EQ(parse_safetensors_dtype("f64"), std::nullopt);
+  // Every name is distinct, so parsing any spelling is unambiguous.
+  for (DType a : kAllDTypes) {
+    for (DType b : kAllDTypes) {
+      if (a != b) {
+        EXPECT_NE(dtype_name(a), dtype_name(b));
+        EXPECT_NE(torch_repr(a), torch_repr(b));
+        EXPECT_NE(safetensors_name(a), safetensors_name(b));
+      }
+    }
+  }
 }
 
 }  // namespace

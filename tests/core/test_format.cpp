@@ -24,6 +24,7 @@ TEST(Format, PyDtypeAndBool) {
   EXPECT_EQ(py_dtype(DType::i32), "torch.int32");
   EXPECT_EQ(py_dtype(DType::i64), "torch.int64");
   EXPECT_EQ(py_dtype(DType::boolean), "torch.bool");
+  EXPECT_EQ(py_dtype(DType::f64), "torch.float64");
   EXPECT_EQ(py_bool(true), "True");
   EXPECT_EQ(py_bool(false), "False");
 }

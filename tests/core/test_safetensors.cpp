@@ -156,7 +156,10 @@ TEST(SafetensorsMalformed, EntryNotObject) {
 }
 
 TEST(SafetensorsMalformed, UnknownDtype) {
-  expect_error(file_bytes(R"({"w":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})", 8), "unknown dtype 'F64'");
+  for (const char* dt : {"F8_E4M3", "U8", "C64", "f64", "F128", ""}) {
+    const std::string h = std::string(R"({"w":{"dtype":")") + dt + R"(","shape":[1],"data_offsets":[0,8]}})";
+    expect_error(file_bytes(h, 8), std::string("unknown dtype '") + dt + "'");
+  }
   expect_error(file_bytes(R"({"w":{"shape":[1],"data_offsets":[0,4]}})", 4), "'dtype'");
 }
 
@@ -187,6 +190,35 @@ TEST(SafetensorsMalformed, DataOffsetsOutOfRange) {
 
 TEST(SafetensorsMalformed, ByteSizeMismatch) {
   expect_error(file_bytes(R"({"w":{"dtype":"BF16","shape":[3],"data_offsets":[0,8]}})", 8), "needs 6");
+  // F64 elements are 8 bytes: a span sized for F32 is short, one sized for 4 elements is long.
+  expect_error(file_bytes(R"({"w":{"dtype":"F64","shape":[3],"data_offsets":[0,12]}})", 32), "shape (3,) of F64 needs 24");
+  expect_error(file_bytes(R"({"w":{"dtype":"F64","shape":[3],"data_offsets":[0,32]}})", 32), "needs 24");
+  expect_error(file_bytes(R"({"w":{"dtype":"F64","shape":[3],"data_offsets":[8,32]}})", 24), "beyond the data section");
+}
+
+TEST(Safetensors, F64ReadsWhatTorchWrites) {
+  // Laid out as safetensors.torch.save_file lays out {"x": torch.tensor([0.1, -2.0, 1e-310], dtype=torch.float64)}
+  // (header padding aside): the header, then three little-endian IEEE doubles; the subnormal survives.
+  const std::string header = R"({"x":{"dtype":"F64","shape":[3],"data_offsets":[0,24]}})";
+  auto b = file_bytes(header, 24);
+  const double vals[] = {0.1, -2.0, 1e-310};
+  std::memcpy(b.data() + 8 + header.size(), vals, sizeof vals);
+  const SafetensorsFile f = parse_safetensors(b.data(), b.size());
+  const Tensor& x = f.tensors.at("x");
+  EXPECT_EQ(x.dtype(), DType::f64);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(x.view().load_flat(i), vals[i]);
+
+  // Written back: the header names F64, the data is the doubles bit for bit, 8-aligned.
+  const fs::path p = temp_path("f64.safetensors");
+  write_safetensors(p, {{"x", x.view()}});
+  const auto out = read_all(p);
+  std::uint64_t len;
+  std::memcpy(&len, out.data(), 8);
+  const std::string text(reinterpret_cast<const char*>(out.data()) + 8, len);
+  EXPECT_NE(text.find(R"("dtype":"F64")"), std::string::npos) << text;
+  ASSERT_EQ(out.size(), 8 + len + 24);
+  EXPECT_EQ(std::memcmp(out.data() + 8 + len, vals, 24), 0);
+  fs::remove(p);
 }
 
 TEST(SafetensorsMalformed, OverlappingRanges) {

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <set>
 #include <stdexcept>
@@ -107,6 +109,30 @@ TEST(TensorView, LoadStoreEveryDtype) {
   EXPECT_EQ(f32.view().load_int_flat(0), -2);
 }
 
+TEST(TensorView, F64StoresAndLoadsExactly) {
+  Tensor t = Tensor::strided(DType::f64, {2, 3}, {1, 2}, 1);  // column-major, one element of padding
+  EXPECT_EQ(t.view().element_size(), 8u);
+  EXPECT_EQ(t.storage().size(), 7 * 8u);
+  const double vals[] = {0.1, 1.0 + 0x1p-52, 0x1p-1074, -0.0, 1e300, -std::numeric_limits<double>::infinity()};
+  for (int i = 0; i < 6; ++i) t.view().store_flat(i, vals[i]);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(t.view().load_flat(i)), std::bit_cast<std::uint64_t>(vals[i])) << i;
+  }
+  // Element [1, 0] is flat index 3 and sits at storage element 1 + 1 (column-major).
+  double raw;
+  std::memcpy(&raw, t.storage().data() + 2 * 8, 8);
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(raw), std::bit_cast<std::uint64_t>(-0.0));
+  // A NaN keeps its payload and sign through a store and a load.
+  const double nan = std::bit_cast<double>(std::uint64_t{0xfff8'0000'dead'beefull});
+  t.view().store_flat(0, nan);
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(t.view().load_flat(0)), 0xfff8'0000'dead'beefull);
+  // Integer access follows torch's cast, as for the other float dtypes.
+  t.view().store_flat(1, -2.75);
+  EXPECT_EQ(t.view().load_int_flat(1), -2);
+  t.view().store_int(Shape{0, 0}, (std::int64_t{1} << 53) + 1);  // rounds to nearest even in fp64
+  EXPECT_EQ(t.view().at({0, 0}), 0x1p53);
+}
+
 TEST(TensorView, AccessErrors) {
   Tensor t(DType::f32, {2, 2});
   EXPECT_THROW(t.view().at({2, 0}), std::out_of_range);
@@ -150,7 +176,7 @@ TEST(Tensor, StridedValidation) {
 }
 
 TEST(Tensor, PoisonCoversPaddingWithNaNOrPattern) {
-  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+  for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
     Tensor x = Tensor::strided(t, {2, 2}, {3, 1}, 1);
     x.poison();
     for (std::byte b : x.storage()) ASSERT_EQ(b, std::byte{0xff});
@@ -212,6 +238,21 @@ TEST(Tensor, CopyConvertAndClone) {
   Tensor wrong(DType::f32, {3, 2});
   EXPECT_THROW(wrong.copy_from(src), std::invalid_argument);
   EXPECT_THROW(copy_convert(src.view_on(Device::cuda(0)), dst), std::logic_error);
+
+  // To f64 and back: the f32 values widen exactly and narrow back to the same bits.
+  Tensor wide(DType::f64, {2, 3});
+  wide.copy_from(src);
+  Tensor back(DType::f32, {2, 3});
+  back.copy_from(wide);
+  for (std::int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(wide.view().load_flat(i), src.view().load_flat(i));
+    EXPECT_EQ(back.view().load_flat(i), src.view().load_flat(i));
+  }
+  // From f64 to bf16 in one rounding (no detour through fp32's rounding).
+  Tensor w1(DType::f64, {1}), n1(DType::bf16, {1});
+  w1.view().store_flat(0, 1.0 + 0x1p-8 + 0x1p-40);
+  n1.copy_from(w1);
+  EXPECT_EQ(n1.view().load_flat(0), 1.0 + 0x1p-7);
 
   Tensor big(DType::i64, {1});
   big.view().store_int(Shape{0}, (std::int64_t{1} << 60) + 3);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kparity/fuzz/call.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
 
 namespace kpt {
 

@@ -16,10 +16,12 @@
 
 #include "decode_spec.hpp"
 #include "kparity/core/safetensors.hpp"
-#include "kparity/fuzz/corpus.hpp"
-#include "kparity/fuzz/differential.hpp"
-#include "kparity/fuzz/property.hpp"
-#include "kparity/fuzz/report.hpp"
+#include "kparity/fuzz/backends/guard.hpp"
+#include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/campaign/report.hpp"
+#include "kparity/fuzz/corpus/corpus.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/properties/differential.hpp"
 
 namespace {
 

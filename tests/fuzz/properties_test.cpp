@@ -7,7 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "kparity/fuzz/property.hpp"
+#include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
 #include "support/fuzz_seed.hpp"
 
 namespace {

@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "kparity/diagnostics/catalog.hpp"
-#include "kparity/fuzz/mutator.hpp"
-#include "kparity/fuzz/property.hpp"
+#include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/mutator/mutator.hpp"
 
 namespace {
 
@@ -52,7 +53,7 @@ TEST(MutationTable, CoversEveryActiveContractEntry) {
   ASSERT_FALSE(ids.empty());
   for (const auto& id : ids) {
     const CatalogEntry* e = Catalog::embedded().by_id(id);
-    EXPECT_TRUE(in_table.count(id)) << "catalog entry " << id << " (" << e->slug << ") has no mutation in fuzz/src/mutator_table.cpp";
+    EXPECT_TRUE(in_table.count(id)) << "catalog entry " << id << " (" << e->slug << ") has no mutation in fuzz/src/mutator/";
   }
   const std::set<std::string> wanted(ids.begin(), ids.end());
   for (const auto& m : mutation_table()) {

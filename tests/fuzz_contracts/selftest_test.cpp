@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "kparity/fuzz/selftest.hpp"
+#include "kparity/fuzz/campaign/selftest.hpp"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #define KPARITY_CLI_PATH KPARITY_BINARY_DIR "/cli/kparity"
 #endif
 #include "cli/cli_runner.hpp"
-#include "kparity/fuzz/corpus.hpp"
-#include "kparity/fuzz/differential.hpp"
+#include "kparity/fuzz/corpus/corpus.hpp"
+#include "kparity/fuzz/properties/differential.hpp"
 
 namespace {
 

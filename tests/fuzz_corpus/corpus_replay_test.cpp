@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "kparity/fuzz/corpus.hpp"
+#include "kparity/fuzz/corpus/corpus.hpp"
 
 namespace {
 

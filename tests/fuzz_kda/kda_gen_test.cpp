@@ -1,4 +1,4 @@
-// The KDA fuzz generators (fuzz/src/kda_gen.cpp): every draw is a call the strict contract accepts
+// The KDA fuzz generators (fuzz/src/generators/kda_gen.cpp): every draw is a call the strict contract accepts
 // (special-values draws: only the non-finite check objects, at the injected element), every edge
 // bucket is reachable within a few hundred draws, and the differential floor is a relative bound.
 // Seeds are pinned; KPARITY_FUZZ_SEED overrides them.
@@ -10,9 +10,10 @@
 #include <rapidcheck.h>
 #include <set>
 
-#include "kparity/fuzz/kda_gen.hpp"
-#include "kparity/fuzz/kda_props.hpp"
-#include "kparity/fuzz/property.hpp"
+#include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/generators/kda_gen.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/properties/kda_support.hpp"
 #include "support/fuzz_seed.hpp"
 
 namespace kparity::fuzz {

@@ -5,7 +5,8 @@
 #include <gtest/gtest.h>
 #include <string>
 
-#include "kparity/fuzz/property.hpp"
+#include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
 #include "support/fuzz_seed.hpp"
 
 namespace kparity::fuzz {

@@ -1,4 +1,4 @@
-// The sparse generators (fuzz/src/sparse_gen.cpp): their draws are valid under the strict
+// The sparse generators (fuzz/src/generators/sparse_gen.cpp): their draws are valid under the strict
 // contract, reproducible from a seed, cover every declared edge bucket, shrink to the smallest
 // shapes, and their differential floors admit exactly the rounding they document.
 #include <gtest/gtest.h>
@@ -12,8 +12,10 @@
 
 #include "kparity/core/dtype.hpp"
 #include "kparity/diagnostics/checker.hpp"
-#include "kparity/fuzz/property.hpp"
-#include "kparity/fuzz/sparse_gen.hpp"
+#include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/generators/sparse_case.hpp"
+#include "kparity/fuzz/generators/sparse_gen.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The sparse metamorphic properties (fuzz/src/sparse_properties.cpp) hold on the CPU reference at a
+// The sparse metamorphic properties (fuzz/src/properties/sparse_properties.cpp) hold on the CPU reference at a
 // pinned seed and a small budget, and they have teeth: a reference with a planted sink bug fails
 // the properties that pin the sink's role. KPARITY_FUZZ_SEED overrides the seed.
 #include <gtest/gtest.h>
@@ -6,7 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "kparity/fuzz/property.hpp"
+#include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
 #include "kparity/reference/planted_fault.hpp"
 
 namespace {

@@ -33,6 +33,28 @@ void expect_matches_oracle(const Case& c, const Result& ker, const char* what) {
   EXPECT_GT(norm1(ker.out), 0.0) << "the kernel wrote nothing";
 }
 
+// Two kernel runs that are each within the recipe bound of the exact result (faithful_out_bound /
+// faithful_lse_bound, F = 2: the tensor cores truncate aligned significands, up to twice the
+// rounding error of the faithful order) are within the sum of those bounds of each other: that sum
+// is the derived tolerance for kernel-vs-kernel comparisons (AP-S7), in place of the former 1e-2
+// absolute and relative on out and lse. Its terms: the weights rounded to the storage dtype (u A,
+// A = sum_j p_j |K_j[d]|), logit errors (gamma_D sum|q k| scale, through the softmax) and the fp32
+// accumulations. On the HeadTileIndependence calls (bf16, D = 128 / 200 / 512; computed on the
+// host): lse 2.3e-4 to 2.2e-3, against 1e-2 + 1e-2 |lse| ~ 5e-2 before (25 to 200x tighter); out
+// 5e-3 to 7e-2, median 1.5e-2 to 1.8e-2, looser than the spec's AP-S7 bar of 1e-2, because the
+// worst case lets every weight's bf16 rounding flip. So the spec's number stays as an absolute bar
+// on both, and binds on out.
+void expect_agree(const Result& a, const Result& b, const Expect& e, DType dt, const std::string& what) {
+  const auto bo = faithful_out_bound(e, dt), bl = faithful_lse_bound(e);
+  std::vector<double> out2(bo.size()), lse2(bl.size());
+  for (std::size_t i = 0; i < bo.size(); ++i) out2[i] = 2 * bo[i];
+  for (std::size_t i = 0; i < bl.size(); ++i) lse2[i] = 2 * bl[i];
+  EXPECT_TRUE(within(a.out, b.out, out2)) << what << ": out outside the sum of the two recipe bounds";
+  EXPECT_TRUE(within(a.lse, b.lse, lse2)) << what << ": lse outside the sum of the two recipe bounds";
+  EXPECT_TRUE(within(a.out, b.out, uniform_bound(b.out.size(), 1e-2, b.out, 0.0))) << what << ": AP-S7 (out, 1e-2)";
+  EXPECT_TRUE(within(a.lse, b.lse, uniform_bound(b.lse.size(), 1e-2, b.lse, 0.0))) << what << ": AP-S7 (lse, 1e-2)";
+}
+
 TEST(GpuSparsePrefill, RequiresCudaTensorsSeedFiresWithoutLaunch) {
   // Runs on hosts without a GPU too: the contract refuses host q before anything touches CUDA.
   Case c = random_case(1, {.T = 2, .H = 4, .D = 16});
@@ -89,7 +111,7 @@ TEST(GpuSparsePrefill, WgmmaAndMmaSyncKernelsAgree) {
   KPARITY_REQUIRE_GPU();
   // The wgmma kernel (picked automatically for D in (256, 512] with 64-head tiles and 16-byte rows;
   // variant 2 by name) and the mma.sync kernel (variant 1): each within the recipe bound of
-  // the oracle, and within 1e-2 of each other. Lists up to 640 keys (ten 64-row tiles) with partial last tiles, sentinels, the
+  // the oracle, and within the sum of the two bounds of each other (expect_agree). Lists up to 640 keys (ten 64-row tiles) with partial last tiles, sentinels, the
   // shift, fp16, head tails (H = 100, 48) and a D tail (264: zero-filled chunks past D).
   struct Shape { DType dt; std::int64_t T, H, D, pre, ext; double shift; };
   const Shape shapes[] = {{DType::bf16, 3, 64, 512, 512, 128, -std::log(4.0)},
@@ -102,6 +124,7 @@ TEST(GpuSparsePrefill, WgmmaAndMmaSyncKernelsAgree) {
     Case c = random_case(seed, {.dt = s.dt, .T = s.T, .H = s.H, .D = s.D, .P = 2048, .Ne = 256, .max_pre = s.pre,
                                 .max_ext = s.ext, .sentinel_rate = 0.05, .shift = s.shift});
     SCOPED_TRACE(label(c, seed));
+    const Expect e = closed_form(c);
     const Result b = run_prefill_gpu(c, SparseTuning{.variant = 1});
     expect_matches_oracle(c, b, "mma.sync");
     for (int v : {0, 2}) {  // auto, and the wgmma kernel by name
@@ -111,8 +134,7 @@ TEST(GpuSparsePrefill, WgmmaAndMmaSyncKernelsAgree) {
       SCOPED_TRACE("variant " + std::to_string(v));
       const Result a = run_prefill_gpu(c, SparseTuning{.variant = v});
       expect_matches_oracle(c, a, "wgmma");
-      EXPECT_TRUE(within(a.out, b.out, uniform_bound(b.out.size(), 1e-2, b.out, 1e-2))) << "kernels disagree (out)";
-      EXPECT_TRUE(within(a.lse, b.lse, uniform_bound(b.lse.size(), 1e-2, b.lse, 1e-2))) << "kernels disagree (lse)";
+      expect_agree(a, b, e, c.dt, "wgmma vs mma.sync");
     }
   }
 }
@@ -230,15 +252,67 @@ TEST(GpuSparsePrefill, StridedViewsEqualCompact) {
 
 TEST(GpuSparsePrefill, HeadTileIndependence) {
   KPARITY_REQUIRE_GPU();
-  // AP-S7: the 16-head and 64-head tiles sum S's D-slices in different groupings only (1e-2).
+  // AP-S7: the 16-head and 64-head tiles sum S's D-slices in different groupings only: each within
+  // the recipe bound of the exact result, hence within the sum of the bounds of each other.
   for (std::int64_t D : {128, 200, 512}) {
     Case c = random_case(41 + D, {.dt = DType::bf16, .T = 3, .H = 48, .D = D, .P = 200, .Ne = 20, .max_pre = 90,
                                   .max_ext = 10});
+    SCOPED_TRACE(label(c, 41 + D));
     const Result a = run_prefill_gpu(c, SparseTuning{.head_tile = 16});
     const Result b = run_prefill_gpu(c, SparseTuning{.head_tile = 64});
-    EXPECT_TRUE(within(a.out, b.out, uniform_bound(b.out.size(), 1e-2, b.out, 1e-2))) << "D=" << D;
-    EXPECT_TRUE(within(a.lse, b.lse, uniform_bound(b.lse.size(), 1e-2, b.lse, 1e-2))) << "D=" << D;
+    expect_matches_oracle(c, a, "16-head tile");
+    expect_matches_oracle(c, b, "64-head tile");
+    expect_agree(a, b, closed_form(c), c.dt, "16- vs 64-head tiles");
   }
+}
+
+// AP-S4's recipe for the merged result against the unsharded one. Shard r's kernel run is within
+// (Bo_r, Bl_r) of its exact (out_r, lse_r) (the recipe bounds of its closed form). The fp64 merge
+// lse = M + ln sum_r exp(lse_r - M) is a weighted mean of the shard lse errors, so it moves by at most
+// max_r Bl_r; each weight w_r = exp(lse_r - lse) by at most w_r (Bl_r + max_r Bl_r) (first order,
+// x 1.01 for e^x - 1 - x at x <= 1e-2); out = sum_r w_r out_r by at most
+// sum_r w_r (Bo_r + (Bl_r + max Bl) |out_r|). The unsharded kernel run adds its own bounds; the fp64
+// merge itself rounds at 1e-16 relative. On the calls below (bf16, D = 512; computed on the host):
+// lse 1.8e-3 to 2.1e-3 against 3e-3 + 3e-3 |lse| ~ 1.3e-2 before (the relative part had no
+// derivation); out 5e-4 to 0.15, median 2e-2 to 2.3e-2, against a median 3.8e-2 before. AP-S4's
+// numbers (out 3e-2, lse 3e-3) stay as the absolute bars the spec states.
+struct Merged {
+  std::vector<double> out, lse, out_bound, lse_bound;
+};
+
+Merged merge_with_bound(const std::vector<Result>& parts, const std::vector<Expect>& exact_parts, const Expect& full,
+                        DType dt) {
+  const std::size_t TH = full.lse.size(), D = full.out.size() / TH;
+  Merged m{std::vector<double>(TH * D, 0.0), std::vector<double>(TH), std::vector<double>(TH * D, 0.0),
+           std::vector<double>(TH, 0.0)};
+  std::vector<std::vector<double>> bo, bl;
+  for (const auto& e : exact_parts) {
+    bo.push_back(faithful_out_bound(e, dt));
+    bl.push_back(faithful_lse_bound(e));
+  }
+  const auto bo_full = faithful_out_bound(full, dt);
+  const auto bl_full = faithful_lse_bound(full);
+  for (std::size_t th = 0; th < TH; ++th) {
+    double M = -kInf, W = 0, maxbl = 0;
+    for (std::size_t r = 0; r < parts.size(); ++r) {
+      M = std::max(M, parts[r].lse[th]);
+      maxbl = std::max(maxbl, bl[r][th]);
+    }
+    for (const auto& p : parts) W += std::exp(p.lse[th] - M);
+    m.lse[th] = M + std::log(W);
+    m.lse_bound[th] = maxbl + bl_full[th];
+    for (std::size_t r = 0; r < parts.size(); ++r) {
+      const double w = std::exp(parts[r].lse[th] - M) / W;
+      const double w_exact = std::exp(exact_parts[r].lse[th] - full.lse[th]);
+      for (std::size_t d = 0; d < D; ++d) {
+        const std::size_t i = th * D + d;
+        m.out[i] += w * parts[r].out[i];
+        m.out_bound[i] += w_exact * (bo[r][i] + 1.01 * (bl[r][th] + maxbl) * std::fabs(exact_parts[r].out[i]));
+      }
+    }
+    for (std::size_t d = 0; d < D; ++d) m.out_bound[th * D + d] += bo_full[th * D + d];
+  }
+  return m;
 }
 
 TEST(GpuSparsePrefill, DcpMergeReproducesFullCall) {
@@ -252,9 +326,8 @@ TEST(GpuSparsePrefill, DcpMergeReproducesFullCall) {
     full.ext[0].resize(5, 1);
     full.ext[1].resize(3, 2);
     const Result ref = run_prefill_gpu(full);
-    const std::int64_t TH = full.T * full.H, D = full.D;
-    std::vector<double> M(TH, -kInf), W(TH, 0.0), out(TH * D, 0.0), lse(TH);
     std::vector<Result> parts;
+    std::vector<Expect> exact_parts;
     for (std::int64_t r = 0; r < ranks; ++r) {
       Case c = full;
       c.shift = -std::log(static_cast<double>(ranks));
@@ -262,16 +335,13 @@ TEST(GpuSparsePrefill, DcpMergeReproducesFullCall) {
         for (auto& v : l)
           if (v >= 0 && v % ranks != r) v = -1;
       parts.push_back(run_prefill_gpu(c));
+      exact_parts.push_back(closed_form(c));
     }
-    for (std::int64_t th = 0; th < TH; ++th) {
-      for (const auto& p : parts) M[th] = std::max(M[th], p.lse[th]);
-      for (const auto& p : parts) W[th] += std::exp(p.lse[th] - M[th]);
-      lse[th] = M[th] + std::log(W[th]);
-      for (const auto& p : parts)
-        for (std::int64_t d = 0; d < D; ++d) out[th * D + d] += std::exp(p.lse[th] - M[th]) / W[th] * p.out[th * D + d];
-    }
-    EXPECT_TRUE(within(out, ref.out, uniform_bound(out.size(), 3e-2, ref.out, 3e-2))) << "ranks " << ranks;
-    EXPECT_TRUE(within(lse, ref.lse, uniform_bound(lse.size(), 3e-3, ref.lse, 3e-3))) << "ranks " << ranks;
+    const Merged m = merge_with_bound(parts, exact_parts, closed_form(full), full.dt);
+    EXPECT_TRUE(within(m.out, ref.out, m.out_bound)) << "ranks " << ranks << ": out outside the AP-S4 recipe";
+    EXPECT_TRUE(within(m.lse, ref.lse, m.lse_bound)) << "ranks " << ranks << ": lse outside the AP-S4 recipe";
+    EXPECT_TRUE(within(m.out, ref.out, uniform_bound(m.out.size(), 3e-2, ref.out, 0.0))) << "ranks " << ranks << ": AP-S4 out";
+    EXPECT_TRUE(within(m.lse, ref.lse, uniform_bound(m.lse.size(), 3e-3, ref.lse, 0.0))) << "ranks " << ranks << ": AP-S4 lse";
   }
 }
 

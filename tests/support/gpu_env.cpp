@@ -7,12 +7,50 @@
 
 namespace kparity::gpu_test {
 
-bool has_cuda_device() {
-  static const bool has = [] {
+namespace {
+
+// Probed once per binary. cudaGetDeviceCount answers cudaErrorNoDevice on a machine whose driver
+// sees no GPU, and cudaErrorInsufficientDriver both where no driver is installed at all (CI) and
+// where an installed driver is older than the runtime: cudaDriverGetVersion, which reports 0 when
+// no driver is installed, tells those two apart.
+struct Probe {
+  bool present = false;
+  std::string reason;
+};
+
+const Probe& probe() {
+  static const Probe p = [] {
+    Probe r;
     int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    if (e == cudaSuccess && n > 0) {
+      r.present = true;
+    } else if (e == cudaSuccess || e == cudaErrorNoDevice) {
+      r.reason = "no CUDA device";
+    } else if (e == cudaErrorInsufficientDriver && driver == 0) {
+      r.reason = "no CUDA device (no CUDA driver installed)";
+    } else {
+      r.reason = std::string("no usable CUDA device: cudaGetDeviceCount failed with ") + cudaGetErrorName(e) + " (" +
+                 std::to_string(static_cast<int>(e)) + "): " + cudaGetErrorString(e) + "; driver API version " +
+                 std::to_string(driver) + ", runtime version " + std::to_string(runtime);
+    }
+    cudaGetLastError();  // a failed probe leaves no sticky error for the tests that follow
+    return r;
   }();
-  return has;
+  return p;
+}
+
+}  // namespace
+
+bool has_cuda_device() { return probe().present; }
+const std::string& no_device_reason() { return probe().reason; }
+
+bool expect_gpu() {
+  const char* v = std::getenv("KPARITY_EXPECT_GPU");
+  return v != nullptr && std::string(v) == "1";
 }
 
 namespace {
@@ -60,14 +98,15 @@ void DevTensor::poison() {
 namespace {
 // One line for the whole binary; each device test then GTEST_SKIPs (KPARITY_REQUIRE_GPU), which
 // gtest reports as [  SKIPPED ] and ctest as Skipped. (A skip in the environment itself would be
-// reported as passed by gtest 1.12.)
+// reported as passed by gtest 1.12.) A CUDA error of the probe is printed here in full.
 class NoDeviceSkip : public ::testing::Environment {
  public:
   void SetUp() override {
-    if (!kparity::gpu_test::has_cuda_device()) {
-      std::fputs("skipped: no CUDA device\n", stdout);
-      std::fflush(stdout);
-    }
+    if (kparity::gpu_test::has_cuda_device()) return;
+    const std::string line = (kparity::gpu_test::expect_gpu() ? "FAILING (KPARITY_EXPECT_GPU=1): " : "skipped: ") +
+                             kparity::gpu_test::no_device_reason() + "\n";
+    std::fputs(line.c_str(), stdout);
+    std::fflush(stdout);
   }
 };
 [[maybe_unused]] ::testing::Environment* const kEnv = ::testing::AddGlobalTestEnvironment(new NoDeviceSkip);

@@ -5,17 +5,31 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <string>
 
 #include "kparity/core/tensor.hpp"
 
 namespace kparity::gpu_test {
 
 bool has_cuda_device();
+// Why there is no usable device, one line: "no CUDA device" when the machine simply has none (no
+// device, or no driver at all), otherwise the CUDA error cudaGetDeviceCount returned, with the
+// driver and runtime versions. Empty when a device is present.
+const std::string& no_device_reason();
+// KPARITY_EXPECT_GPU=1 (set by scripts/gpu-suite.sh): a machine that should have a GPU. Then a
+// missing device fails every device test instead of skipping it, so a broken driver cannot turn
+// the GPU suite green.
+bool expect_gpu();
 
-// Every test starts with this: without a device the test is skipped with one visible line.
-#define KPARITY_REQUIRE_GPU()                                       \
-  do {                                                              \
-    if (!::kparity::gpu_test::has_cuda_device()) GTEST_SKIP() << "skipped: no CUDA device"; \
+// Every test starts with this: without a device the test is skipped with one visible line
+// ("skipped: <reason>"), or fails under KPARITY_EXPECT_GPU=1.
+#define KPARITY_REQUIRE_GPU()                                                                         \
+  do {                                                                                                \
+    if (!::kparity::gpu_test::has_cuda_device()) {                                                    \
+      if (::kparity::gpu_test::expect_gpu())                                                          \
+        FAIL() << "KPARITY_EXPECT_GPU=1 but " << ::kparity::gpu_test::no_device_reason();             \
+      GTEST_SKIP() << "skipped: " << ::kparity::gpu_test::no_device_reason();                         \
+    }                                                                                                 \
   } while (0)
 
 #define KPARITY_CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << cudaGetErrorString(expr)

@@ -1,5 +1,5 @@
 #pragma once
-// Element types and exact IEEE conversions between fp32 and the 16-bit float formats.
+// Element types and exact IEEE conversions between fp64, fp32 and the 16-bit float formats.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -7,22 +7,25 @@
 
 namespace kparity {
 
-enum class DType : std::uint8_t { f32, f16, bf16, i32, i64, boolean };
+// f64 comes last so the values of the older enumerators (and the order of kAllDTypes' first six
+// entries) stay what they were.
+enum class DType : std::uint8_t { f32, f16, bf16, i32, i64, boolean, f64 };
 
-inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16,
-                                       DType::i32, DType::i64, DType::boolean};
+inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i32,
+                                       DType::i64, DType::boolean, DType::f64};
 
 std::size_t dtype_size(DType t) noexcept;
-bool is_floating(DType t) noexcept;
+bool is_floating(DType t) noexcept;  // f64, f32, f16, bf16
 bool is_integral(DType t) noexcept;  // i32, i64 (not bool)
 
-// "f32", "f16", "bf16", "i32", "i64", "bool": the spelling of fixtures, CLI flags and file names.
+// "f32", "f16", "bf16", "i32", "i64", "bool", "f64": the spelling of fixtures, CLI flags and file names.
 std::string_view dtype_name(DType t) noexcept;
-// torch's repr: torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool.
+// torch's repr: torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool,
+// torch.float64 (str(torch.double) is also "torch.float64": torch prints the canonical name).
 std::string_view torch_repr(DType t) noexcept;
-// safetensors' spelling: F32, F16, BF16, I32, I64, BOOL.
+// safetensors' spelling: F32, F16, BF16, I32, I64, BOOL, F64.
 std::string_view safetensors_name(DType t) noexcept;
-// Accepts every spelling above plus fp32/fp16/float32/float16/bfloat16/int32/int64.
+// Accepts every spelling above plus fp64/fp32/fp16/float64/float32/float16/bfloat16/int32/int64.
 std::optional<DType> parse_dtype(std::string_view s) noexcept;
 std::optional<DType> parse_safetensors_dtype(std::string_view s) noexcept;
 
@@ -40,7 +43,8 @@ float round_through(float x, DType t) noexcept;
 // store of a double into a 16-bit float buffer must produce.
 std::uint16_t f64_to_bf16_bits(double x) noexcept;
 std::uint16_t f64_to_f16_bits(double x) noexcept;
-// The value `v` takes once stored in dtype `t`, widened back to fp64. Floats round to nearest even;
+// The value `v` takes once stored in dtype `t`, widened back to fp64: f64 keeps it bit for bit (NaN
+// payloads included), the other floats round to nearest even;
 // integers follow torch's cast (truncate toward zero), saturating at the type's range, NaN -> 0;
 // bool is v != 0 (NaN is true, as in Python).
 double round_to_dtype(double v, DType t) noexcept;

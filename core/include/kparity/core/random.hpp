@@ -5,6 +5,11 @@
 
 namespace kparity {
 
+// One splitmix64 step (Steele, Lea and Flood 2014): advances `state` by the golden gamma and
+// returns the mix of the new state. On a copy it is a cheap 64-bit hash: every input, 0 included,
+// gives a well-mixed output.
+std::uint64_t splitmix64(std::uint64_t& state) noexcept;
+
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) noexcept;

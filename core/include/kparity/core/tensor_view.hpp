@@ -49,7 +49,8 @@ struct TensorView {
   std::pair<std::int64_t, std::int64_t> offset_range() const noexcept;
 
   // Host element access through fp64/int64; throws std::logic_error on a cuda view and
-  // std::out_of_range for an index outside the shape. Stores round as round_to_dtype does; load_int
+  // std::out_of_range for an index outside the shape. Stores round as round_to_dtype does (an f64
+  // view stores and loads the double bit for bit); load_int
   // of a float element truncates toward zero (torch's cast), NaN giving 0.
   double load(std::span<const std::int64_t> idx) const;
   void store(std::span<const std::int64_t> idx, double v) const;

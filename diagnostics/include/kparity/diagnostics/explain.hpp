@@ -13,6 +13,9 @@ namespace kparity {
 // When it happens / Prevention / Related errors, ending with the catalog id.
 std::string explain_text(const CatalogEntry& e, const Catalog& c);
 nlohmann::json explain_json(const CatalogEntry& e);
+// The "Related errors" of a page: the entry's `related` ids, then the active checks up to two
+// places before and after it in its op's order.
+std::vector<const CatalogEntry*> related_entries(const CatalogEntry& e, const Catalog& c);
 // SARIF log with rules[] from the given entries and results[] from the diagnostics.
 nlohmann::json sarif_log(const std::vector<const CatalogEntry*>& rules, const std::vector<Diagnostic>& results = {});
 // An error index for docs: one section per entry, grouped by op.

@@ -56,19 +56,4 @@ std::vector<std::string> take_buckets();  // the buckets noted since the last ta
 void record_call(const Call& call);
 std::optional<Call> take_recorded_call();
 
-// Everything the fuzzer knows about one op: how to draw valid calls of it, which edge buckets exist,
-// and the absolute error floor of the shared differential rule (see differential.hpp).
-struct OpFuzzSpec {
-  std::string op;
-  std::function<Call(const GenConfig&)> draw;  // inside a RapidCheck property (draws with *gen)
-  std::vector<std::string> buckets;            // every bucket `draw` can note, for coverage
-  // The documented absolute floor for output `name` of `call` (the recipe is next to each number).
-  std::function<double(const Call& call, std::string_view name)> abs_floor;
-};
-
-std::vector<OpFuzzSpec> kda_specs();     // fuzz/src/kda_gen.cpp
-std::vector<OpFuzzSpec> sparse_specs();  // fuzz/src/sparse_gen.cpp
-const std::vector<OpFuzzSpec>& op_specs();        // kda_specs() then sparse_specs(), built once
-const OpFuzzSpec& spec_for(std::string_view op);  // throws std::invalid_argument for an unknown op
-
 }  // namespace kparity::fuzz

@@ -1,5 +1,5 @@
 #pragma once
-// TEST-ONLY fault injection, for `kparity fuzz --self-test` (fuzz/src/selftest.cpp): the self-test
+// TEST-ONLY fault injection, for `kparity fuzz --self-test` (fuzz/src/campaign/selftest.cpp): the self-test
 // turns a copy of the reference into a fake kernel with one known bug and shows that the shared
 // differential rule catches it. Bugs that can be reproduced by transforming a call's inputs or
 // outputs are planted that way, outside the reference; only the bugs that live inside a loop have a

@@ -1,0 +1,25 @@
+#pragma once
+// The references as the differential rule runs them (properties/differential.hpp): the oracle and
+// the faithful model on clones of a call, a backend under test on a poisoned clone, and the
+// faithful model seen as a backend (the self-test's planted bugs start from it).
+#include <string>
+#include <vector>
+
+#include "kparity/fuzz/backends/backend.hpp"
+#include "kparity/fuzz/call.hpp"
+
+namespace kparity::fuzz {
+
+// The oracle run of `call` on a clone (written bf16/f16 tensors widened to fp32 when the op's
+// contract accepts that, as `kparity run --out-dtype f32` does). Throws what the reference throws.
+Call run_oracle(const Call& call);
+// The faithful run of `call` on a clone, in the call's dtypes.
+Call run_faithful(const Call& call);
+// `backend` run on a clone of `call` whose pure outputs are poisoned with NaN first.
+Call run_backend(const Call& call, const Backend& backend);
+
+// The faithful reference seen as a backend under test: it passes the rule by construction
+// (err_b = err_f), so the self-test's planted bugs start from it and the harness tests use it.
+Backend faithful_backend(std::vector<std::string> ops);
+
+}  // namespace kparity::fuzz

@@ -1,0 +1,54 @@
+#pragma once
+// The campaign: the selected properties one after the other under a shared budget, a line per
+// property, the summary table, failing calls saved to the corpus, the JSON report (report.hpp).
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kparity/fuzz/campaign/runner.hpp"
+#include "kparity/fuzz/properties/property.hpp"
+
+namespace kparity::fuzz {
+
+struct CampaignOptions {
+  std::uint64_t seed = kDefaultSeed;
+  std::vector<std::string> ops;  // empty: all; else op names ("kda/packed_decode") or families ("kda")
+  std::string backend = "all";   // reference | cuda | all
+  std::string property;          // non-empty: exactly this property
+  std::optional<int> cases;      // passing cases per property
+  std::optional<double> seconds;  // wall-clock budget of the whole campaign, split across properties
+  int max_size = 100;
+  bool shrink = true;
+  bool progress = false;           // a TTY: one line rewritten with \r while a property runs
+  std::string corpus_dir = "fuzz/corpus";  // failing calls are saved here; empty: not saved
+  std::string report_path;                 // JSON report (report.hpp); empty: none
+};
+
+struct BackendStatus {
+  std::string name;    // "reference", "cuda"
+  bool available = false;
+  std::string reason;  // why not available
+};
+
+struct CampaignResult {
+  CampaignOptions options;
+  std::vector<BackendStatus> backends;
+  std::vector<PropertyOutcome> properties;
+  double seconds = 0.0;
+  bool passed() const;  // every property that ran held
+};
+
+// The properties the options select (ops, backend, property name); throws std::invalid_argument
+// naming the known values when --op or --property match nothing.
+std::vector<Property> select_properties(const std::vector<Property>& all, const CampaignOptions& o);
+// Runs `props` (already selected): one line per property, then the summary table and the backend
+// lines; saves failing calls to the corpus and writes the report when asked.
+CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOptions& o,
+                            std::vector<BackendStatus> backends, std::ostream& log);
+// all_properties() with the CUDA backend's availability: what `kparity fuzz` runs.
+CampaignResult run_campaign(const CampaignOptions& o, std::ostream& log);
+// The repro command of a failed outcome.
+std::string repro_command(const PropertyOutcome& o, const CampaignOptions& options);
+
+}  // namespace kparity::fuzz

@@ -1,0 +1,104 @@
+// Issue 7 "never a kernel launch on a rejected call": a valid call of the op, one catalog mutation
+// (fuzz/src/mutator/), the op's kernel launcher. The launcher must answer with exactly the
+// mutation's catalog id, and no byte of any argument may change (no kernel ran, nothing is half
+// written). With a device the arguments are device mirrors inside guard bands (DeviceMirror checks
+// every byte and both bands). Without one they stay in host memory labelled cuda:0, as the catalog
+// examples do: the launcher must still answer with the id, before any CUDA call (an attempted copy
+// or launch would answer with a CUDA error instead); data-dependent entries need the launcher's
+// deep pass, which copies from the device, so only the device mode reaches them.
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <memory>
+#include <rapidcheck.h>
+#include <string>
+#include <vector>
+
+#include "device_mirror.hpp"
+#include "kparity/diagnostics/catalog.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/mutator/mutator.hpp"
+#include "kparity/fuzz/properties/property.hpp"
+#include "launch_op.hpp"
+
+namespace kparity::fuzz {
+namespace {
+
+bool data_dependent(const std::string& id) {
+  const CatalogEntry* e = Catalog::embedded().by_id(id);
+  return e != nullptr && e->record.value("dataDependent", false);
+}
+
+std::string verdict_text(const Status& st) {
+  if (st.ok()) return "accepted (a launch may have run)";
+  const Diagnostic& d = *st.first_error();
+  return d.id.empty() ? d.render_text() : d.id + ": " + d.message;
+}
+
+void rejected_call_never_launches(const std::string& op, bool on_device) {
+  std::vector<Mutation> muts;
+  for (const auto& m : mutations_for(op))
+    if (!m.warning && (on_device || !data_dependent(m.id))) muts.push_back(m);
+  RC_PRE(!muts.empty());
+  const Mutation m = *rc::gen::elementOf(muts);
+  const auto salt = *rc::gen::arbitrary<std::uint64_t>();
+  Mutant mu(spec_for(op).draw(GenConfig{}), Device::cuda(0));
+  if (!apply(mu, m, salt)) RC_DISCARD("mutation not expressible on this call");
+  RC_LOG() << m.slug << " (" << m.id << "): " << m.what << "\n" << mu.call.description << "\n";
+
+  kernels::LaunchOptions o;
+  o.validate = m.options;
+  o.validate.entry = Entry::cuda_kernel;
+  if (!on_device) o.validate.deep = false;
+  o.sync_after_launch = true;
+
+  if (!on_device) {
+    std::map<std::string, std::vector<std::byte>> before;
+    for (const auto& [name, t] : mu.call.tensors) before[name] = t.storage();
+    const Status st = launch_op(op, mu.bag(), o);
+    RC_LOG() << verdict_text(st) << "\n";
+    RC_ASSERT(!st.ok());
+    RC_ASSERT(st.first_error()->id == m.id);
+    for (const auto& [name, t] : mu.call.tensors) RC_ASSERT(t.storage() == before.at(name));
+    return;
+  }
+  std::map<std::string, std::unique_ptr<DeviceMirror>> mirrors;
+  for (auto& [name, t] : mu.call.tensors) mirrors.emplace(name, std::make_unique<DeviceMirror>(name, t, false));
+  ArgBag dev = mu.bag();  // the mutant's labels and aliases, re-pointed at the device copies
+  for (auto& [name, v] : dev.tensors) {
+    const auto alias = mu.alias.find(name);
+    v.data = mirrors.at(alias == mu.alias.end() ? name : alias->second)->view().data;
+  }
+  const Status st = launch_op(op, dev, o);
+  RC_LOG() << verdict_text(st) << "\n";
+  cuda_check(cudaDeviceSynchronize(), "after the rejected call");
+  std::string problems;
+  for (auto& [name, mirror] : mirrors)
+    if (std::string p = mirror->finish(); !p.empty()) problems += (problems.empty() ? "" : "; ") + p;
+  RC_LOG() << problems << "\n";
+  RC_ASSERT(!st.ok());
+  RC_ASSERT(st.first_error()->id == m.id);
+  RC_ASSERT(problems.empty());
+}
+
+}  // namespace
+
+std::vector<Property> launcher_properties() {
+  int n = 0;
+  const bool on_device = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  cudaGetLastError();
+  std::vector<Property> out;
+  for (const auto& spec : op_specs()) {
+    Property p;
+    p.op = spec.op;
+    p.kind = "contracts";
+    p.backend = on_device ? "cuda" : "launcher";
+    p.name = spec.op + "/rejected-call-never-launches/" + p.backend;
+    p.buckets = spec.buckets;
+    p.body = [op = spec.op, on_device] { rejected_call_never_launches(op, on_device); };
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace kparity::fuzz

@@ -1,0 +1,73 @@
+// The references as the differential rule runs them (reference.hpp).
+#include "kparity/fuzz/backends/reference.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kparity/ops/op_table.hpp"
+
+namespace kparity::fuzz {
+namespace {
+
+bool narrow_float(DType t) { return t == DType::bf16 || t == DType::f16; }
+
+bool has_error(const std::vector<Diagnostic>& ds) {
+  return std::any_of(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Severity::error; });
+}
+
+}  // namespace
+
+Call run_oracle(const Call& call) {
+  Call o = call;
+  bool widened = false;
+  for (const auto& name : o.written) {
+    auto it = o.tensors.find(name);
+    if (it == o.tensors.end() || !narrow_float(it->second.dtype())) continue;
+    Tensor wide(DType::f32, it->second.shape());
+    wide.copy_from(it->second.view());
+    it->second = std::move(wide);
+    widened = true;
+  }
+  ValidateOptions options = o.options;
+  if (widened) {
+    const OpContract* c = find_op_contract(o.op);
+    if (c == nullptr) throw std::invalid_argument("no contract for op '" + o.op + "'");
+    // kparity's optional checks tie some outputs' dtypes to an input's (sparse out like q). The
+    // call itself passing its own checks, the widened copy differs only in those dtypes, and the
+    // oracle's results do not depend on them (it rounds once, when storing): then the copy runs
+    // under upstream's checks alone. Otherwise the oracle stores in the call's dtypes, as
+    // `kparity run --out-dtype f32` falls back.
+    if (has_error(c->validate(o.bag(), options))) {
+      ValidateOptions upstream = ValidateOptions::upstream();
+      upstream.entry = Entry::reference;
+      if (!has_error(c->validate(call.bag(), call.options)) && !has_error(c->validate(o.bag(), upstream)))
+        options = upstream;
+      else
+        o = call;
+    }
+  }
+  ops::run_reference(o.op, o.bag(), reference::Precision::oracle, options);
+  return o;
+}
+
+Call run_faithful(const Call& call) {
+  Call f = call;
+  ops::run_reference(f.op, f.bag(), reference::Precision::faithful, f.options);
+  return f;
+}
+
+Call run_backend(const Call& call, const Backend& backend) {
+  Call b = call;
+  for (const auto& name : b.pure_outputs)
+    if (auto it = b.tensors.find(name); it != b.tensors.end()) it->second.poison();
+  backend.run(b);
+  return b;
+}
+
+Backend faithful_backend(std::vector<std::string> ops) {
+  return Backend{"faithful", std::move(ops), [](Call& c) {
+                   ops::run_reference(c.op, c.bag(), reference::Precision::faithful, c.options);
+                 }};
+}
+
+}  // namespace kparity::fuzz

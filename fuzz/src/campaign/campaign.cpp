@@ -1,0 +1,179 @@
+// The campaign around the runner: selection, progress, corpus, report (campaign.hpp).
+#include "kparity/fuzz/campaign/campaign.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kparity/fuzz/backends/backend.hpp"
+#include "kparity/fuzz/campaign/report.hpp"
+#include "kparity/fuzz/corpus/corpus.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/properties/differential.hpp"
+
+namespace kparity::fuzz {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string hex(std::uint64_t v) { return fmt::format("0x{:x}", v); }
+
+bool matches_op(const std::string& op, const std::vector<std::string>& wanted) {
+  if (wanted.empty()) return true;
+  for (const auto& w : wanted)
+    if (op == w || (!op.empty() && op.rfind(w + "/", 0) == 0)) return true;
+  return false;
+}
+
+std::string file_stem(const PropertyOutcome& o) {
+  std::string s = o.name;
+  for (char& c : s)
+    if (c == '/' || c == ' ') c = '.';
+  return s + "-" + fmt::format("{:016x}", o.seed);
+}
+
+// Keeps the progress line to one terminal row.
+std::string progress_line(std::size_t i, std::size_t n, const PropertyOutcome& o, double s) {
+  std::string line = fmt::format("[{}/{}] {}  {} cases  {:.1f} s", i, n, o.name, o.cases, s);
+  if (line.size() > 110) line.resize(110);
+  return line;
+}
+
+}  // namespace
+
+std::vector<Property> select_properties(const std::vector<Property>& all, const CampaignOptions& o) {
+  std::vector<Property> out;
+  for (const auto& p : all) {
+    if (!o.property.empty() && p.name != o.property) continue;
+    if (o.backend != "all" && backend_of(p) != o.backend) continue;
+    if (!matches_op(op_of(p), o.ops)) continue;
+    out.push_back(p);
+  }
+  if (out.empty() && !o.property.empty() && std::none_of(all.begin(), all.end(), [&](const Property& p) {
+        return p.name == o.property;
+      })) {
+    std::string names;
+    for (const auto& p : all) names += "\n  " + p.name;
+    throw std::invalid_argument("no property named '" + o.property + "'; the properties are:" + names);
+  }
+  for (const auto& w : o.ops) {
+    const bool known = std::any_of(all.begin(), all.end(), [&](const Property& p) { return matches_op(op_of(p), {w}); });
+    if (known) continue;
+    std::vector<std::string> ops;
+    for (const auto& p : all)
+      if (auto op = op_of(p); !op.empty() && std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+    throw std::invalid_argument(fmt::format("no property is about op '{}' (ops with properties: {})", w,
+                                            fmt::join(ops, ", ")));
+  }
+  return out;
+}
+
+std::string repro_command(const PropertyOutcome& o, const CampaignOptions& options) {
+  std::string cmd = "kparity fuzz";
+  if (!o.op.empty()) cmd += " --op " + o.op;
+  cmd += " --property " + o.name + " --seed " + hex(o.seed) + " --cases " + std::to_string(std::max(o.repro_cases, 1));
+  if (options.max_size != 100) cmd += " --max-size " + std::to_string(options.max_size);
+  if (!options.shrink) cmd += " --no-shrink";
+  return cmd;
+}
+
+bool CampaignResult::passed() const {
+  return std::all_of(properties.begin(), properties.end(), [](const PropertyOutcome& o) { return o.passed; });
+}
+
+CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOptions& opt,
+                            std::vector<BackendStatus> backends, std::ostream& log) {
+  CampaignResult r;
+  r.options = opt;
+  r.backends = std::move(backends);
+  const auto t0 = Clock::now();
+  std::string budget = opt.seconds ? fmt::format("{:g} s in all", *opt.seconds)
+                                   : fmt::format("{} cases per property", opt.cases.value_or(100));
+  std::string names;
+  for (const auto& b : r.backends)
+    names += (names.empty() ? "" : ", ") + b.name + (b.available ? "" : " (skipped)");
+  log << "kparity fuzz: seed " << hex(opt.seed) << ", " << budget << ", " << props.size()
+      << " properties; backends: " << names << "\n";
+  log.flush();
+
+  for (std::size_t i = 0; i < props.size(); ++i) {
+    const Property& p = props[i];
+    PropertyBudget b;
+    b.seed = opt.seed;
+    b.cases = opt.cases;
+    b.max_size = opt.max_size;
+    b.shrink = opt.shrink;
+    if (opt.seconds) {
+      // What is left, shared by the properties still to run: time a failing property did not use
+      // goes to the others.
+      const double left = std::max(0.0, *opt.seconds - since(t0));
+      b.seconds = left / static_cast<double>(props.size() - i);
+    }
+    std::function<void(const PropertyOutcome&, double)> on_chunk;
+    if (opt.progress) {
+      // A terminal redraw per chunk would be thousands per second for the fast properties.
+      on_chunk = [&, i, last = -1.0](const PropertyOutcome& o, double s) mutable {
+        if (last >= 0 && s - last < 0.1) return;
+        last = s;
+        log << "\r\x1b[2K" << progress_line(i + 1, props.size(), o, s) << std::flush;
+      };
+      log << "\r\x1b[2K" << fmt::format("[{}/{}] {}", i + 1, props.size(), p.name) << std::flush;
+    }
+    PropertyOutcome o = run_property(p, b, on_chunk);
+    if (opt.progress) log << "\r\x1b[2K";
+    log << outcome_line(o) << "\n";
+    if (!o.passed) {
+      o.repro = repro_command(o, opt);
+      std::istringstream lines(o.message);
+      for (std::string line; std::getline(lines, line);) log << "    " << line << "\n";
+      log << "  repro: " << o.repro << "\n";
+      if (o.failing_call && !opt.corpus_dir.empty()) {
+        try {
+          o.saved = save_call(*o.failing_call, opt.corpus_dir, file_stem(o),
+                              {{"property", o.name}, {"seed", hex(o.seed)}, {"cases", std::to_string(o.repro_cases)}});
+          log << "  saved: " << o.saved << " (replay: kparity run " << o.saved << "; kparity fuzz --replay "
+              << o.saved << ")\n";
+        } catch (const std::exception& e) {
+          log << "  not saved: " << e.what() << "\n";
+        }
+      } else if (!o.failing_call) {
+        log << "  not saved: the property recorded no call (record_call)\n";
+      }
+    }
+    log.flush();
+    r.properties.push_back(std::move(o));
+  }
+  r.seconds = since(t0);
+  print_summary(r, log);
+  if (!opt.report_path.empty()) {
+    write_report(r, opt.report_path);
+    log << "report: " << opt.report_path << "\n";
+  }
+  return r;
+}
+
+CampaignResult run_campaign(const CampaignOptions& o, std::ostream& log) {
+  std::vector<BackendStatus> backends{{"reference", true, ""}};
+  std::string why;
+  std::vector<Backend> cuda;
+  if (o.backend != "reference") {
+    cuda = cuda_backends(why);
+    backends.push_back({"cuda", !cuda.empty(), why});
+  }
+  std::vector<Property> all = o.backend == "cuda" ? std::vector<Property>{} : cpu_properties();
+  for (auto& p : differential_properties(cuda, op_specs())) all.push_back(std::move(p));
+  for (auto& p : launcher_properties())
+    if (o.backend == "all" || o.backend == p.backend) all.push_back(std::move(p));
+  // Only the CUDA backend was asked for and it is unavailable: nothing runs, and the summary's
+  // skip line says why (like the GPU tests, a visible skip rather than a failure).
+  std::vector<Property> props = all.empty() ? all : select_properties(all, o);
+  return run_campaign(props, o, std::move(backends), log);
+}
+
+}  // namespace kparity::fuzz

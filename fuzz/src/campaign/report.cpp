@@ -1,0 +1,136 @@
+// The campaign's summary table and JSON report (layout in report.hpp).
+#include "kparity/fuzz/campaign/report.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <ostream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace kparity::fuzz {
+namespace {
+
+std::string hex(std::uint64_t v) { return fmt::format("0x{:x}", v); }
+
+std::pair<std::size_t, std::size_t> buckets_hit(const PropertyOutcome& o) {
+  std::size_t hit = 0;
+  for (const auto& [name, n] : o.buckets) hit += n > 0 ? 1 : 0;
+  return {hit, o.buckets.size()};
+}
+
+// The tensor that used the largest share of its bound, as "out 41%".
+std::string worst_error(const PropertyOutcome& o) {
+  const std::pair<const std::string, ErrorStat>* worst = nullptr;
+  for (const auto& e : o.max_errors)
+    if (!worst || e.second.ratio > worst->second.ratio) worst = &e;
+  if (!worst) return "-";
+  return fmt::format("{} {:.0f}%", worst->first, 100.0 * worst->second.ratio);
+}
+
+}  // namespace
+
+std::string outcome_line(const PropertyOutcome& o) {
+  std::string line = fmt::format("{} {}  {} cases  {:.1f} s  {:.0f}/min", o.passed ? "PASS" : "FAIL", o.name, o.cases,
+                                 o.seconds, o.cases_per_minute());
+  if (o.discarded > 0) line += fmt::format("  {} discarded", o.discarded);
+  if (auto [hit, all] = buckets_hit(o); all > 0) line += fmt::format("  buckets {}/{}", hit, all);
+  if (!o.max_errors.empty()) line += "  worst error/bound: " + worst_error(o);
+  return line;
+}
+
+void print_summary(const CampaignResult& r, std::ostream& out) {
+  if (r.properties.empty()) {
+    out << "\nno property ran\n";
+    for (const auto& b : r.backends)
+      if (!b.available) out << b.name << ": skipped, " << b.reason << "\n";
+    return;
+  }
+  std::size_t width = 8, bwidth = 7;
+  for (const auto& o : r.properties) width = std::max(width, o.name.size()), bwidth = std::max(bwidth, o.backend.size());
+  out << "\n"
+      << fmt::format("| {:<{}} | {:<{}} | {:>8} | {:>9} | {:>7} | {:>16} | {:<6} |\n", "property", width, "backend",
+                     bwidth, "cases", "cases/min", "buckets", "err/bound", "result")
+      << fmt::format("|{:-<{}}|{:-<{}}|{:-<10}|{:-<11}|{:-<9}|{:-<18}|{:-<8}|\n", "", width + 2, "", bwidth + 2, "", "",
+                     "", "", "");
+  std::size_t held = 0;
+  std::int64_t cases = 0;
+  for (const auto& o : r.properties) {
+    auto [hit, all] = buckets_hit(o);
+    out << fmt::format("| {:<{}} | {:<{}} | {:>8} | {:>9.0f} | {:>7} | {:>16} | {:<6} |\n", o.name, width, o.backend,
+                       bwidth, o.cases, o.cases_per_minute(), all ? fmt::format("{}/{}", hit, all) : "-",
+                       worst_error(o), o.passed ? "pass" : "FAIL");
+    held += o.passed ? 1 : 0;
+    cases += o.cases;
+  }
+  out << "\n";
+  for (const auto& b : r.backends)
+    if (!b.available) out << b.name << ": skipped, " << b.reason << "\n";
+  out << fmt::format("{} of {} properties held, {} cases in {:.1f} s (seed {})\n", held, r.properties.size(), cases,
+                     r.seconds, hex(r.options.seed));
+  for (const auto& o : r.properties)
+    if (!o.passed) out << "FAILED " << o.name << "  repro: " << o.repro << "\n";
+}
+
+nlohmann::json report_json(const CampaignResult& r) {
+  using nlohmann::json;
+  json budget = json::object();
+  if (r.options.seconds)
+    budget["seconds"] = *r.options.seconds;
+  else
+    budget["cases"] = r.options.cases.value_or(100);
+  budget["max_size"] = r.options.max_size;
+
+  json backends = json::array();
+  for (const auto& b : r.backends) backends.push_back({{"name", b.name}, {"available", b.available}, {"reason", b.reason}});
+
+  json props = json::array();
+  std::int64_t cases = 0;
+  std::size_t passed = 0;
+  for (const auto& o : r.properties) {
+    json buckets = json::object();
+    for (const auto& [name, n] : o.buckets) buckets[name] = n;
+    json errors = json::object();
+    for (const auto& [name, e] : o.max_errors)
+      errors[name] = {{"backend", e.backend}, {"faithful", e.faithful}, {"bound", e.bound}, {"ratio", e.ratio}};
+    json p = {{"name", o.name},
+              {"op", o.op},
+              {"kind", o.kind},
+              {"backend", o.backend},
+              {"cases", o.cases},
+              {"discarded", o.discarded},
+              {"passed", o.passed},
+              {"seed", hex(o.seed)},
+              {"seconds", o.seconds},
+              {"cases_per_minute", o.cases_per_minute()},
+              {"buckets", buckets},
+              {"max_errors", errors}};
+    if (!o.passed) {
+      p["message"] = o.message;
+      p["repro"] = o.repro;
+      p["saved"] = o.saved;
+    }
+    props.push_back(std::move(p));
+    cases += o.cases;
+    passed += o.passed ? 1 : 0;
+  }
+  return {{"seed", hex(r.options.seed)},
+          {"budget", budget},
+          {"backends", backends},
+          {"totals",
+           {{"properties", r.properties.size()},
+            {"passed", passed},
+            {"failed", r.properties.size() - passed},
+            {"cases", cases},
+            {"seconds", r.seconds}}},
+          {"properties", props}};
+}
+
+void write_report(const CampaignResult& r, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write the report to " + path);
+  f << report_json(r).dump(2) << "\n";
+  if (!f) throw std::runtime_error("cannot write the report to " + path);
+}
+
+}  // namespace kparity::fuzz

@@ -1,0 +1,173 @@
+// Running one property: chunked RapidCheck checks under a case or wall-clock budget, with per-case
+// bucket and error collection (runner.hpp).
+#include "kparity/fuzz/campaign/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <rapidcheck.h>
+#include <sstream>
+
+#include "kparity/core/random.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+
+namespace kparity::fuzz {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Collects what each searched case noted. Only passing cases of the search count: shrink attempts
+// re-run the body on smaller inputs and would skew the coverage, so their notes are dropped.
+class CaseCollector : public rc::detail::TestListener {
+ public:
+  explicit CaseCollector(PropertyOutcome& out) : out_(out) {}
+  void onTestCaseFinished(const rc::detail::CaseDescription& d) override {
+    auto buckets = take_buckets();
+    auto errors = take_noted_errors();
+    if (d.result.type == rc::detail::CaseResult::Type::Discard) ++out_.discarded;
+    if (d.result.type != rc::detail::CaseResult::Type::Success) return;
+    for (auto& b : buckets) ++out_.buckets[b];
+    for (const auto& [name, e] : errors) {
+      ErrorStat& s = out_.max_errors[name];
+      s.backend = std::max(s.backend, e.backend);
+      s.faithful = std::max(s.faithful, e.faithful);
+      s.bound = std::max(s.bound, e.bound);
+      s.ratio = std::max(s.ratio, e.ratio);
+    }
+  }
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {
+    take_buckets();
+    take_noted_errors();
+  }
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+
+ private:
+  PropertyOutcome& out_;
+};
+
+// One RapidCheck check (one chunk). Returns true when it passed; on failure fills the message.
+bool run_chunk(const Property& p, std::uint64_t seed, int cases, int max_size, bool shrink, PropertyOutcome& o) {
+  rc::detail::TestParams params;
+  params.seed = seed;
+  params.maxSuccess = cases;
+  params.maxSize = max_size;
+  params.disableShrinking = !shrink;
+  rc::detail::TestMetadata meta;
+  meta.id = p.name;
+  meta.description = p.name;
+  CaseCollector listener(o);
+  take_buckets();
+  take_noted_errors();
+  take_recorded_call();
+  // An empty reproduce map: RC_PARAMS in the environment must not redirect a campaign.
+  const auto result = rc::detail::checkProperty(rc::detail::toProperty(p.body), meta, params, listener, {});
+  rc::detail::SuccessResult ok;
+  rc::detail::FailureResult fail;
+  rc::detail::GaveUpResult gave_up;
+  rc::detail::Error err;
+  std::ostringstream msg;
+  if (result.match(ok)) {
+    o.cases += ok.numSuccess;
+    return true;
+  }
+  if (result.match(fail)) {
+    o.cases += fail.numSuccess;
+    msg << fail.description << "\n";
+    // The values drawn with *gen, as RapidCheck shows them; the RC_LOG lines above already
+    // describe the call, so a long tail of them adds little.
+    constexpr std::size_t kShown = 12;
+    for (std::size_t i = 0; i < fail.counterExample.size() && i < kShown; ++i)
+      msg << "  " << fail.counterExample[i].first << ": " << fail.counterExample[i].second << "\n";
+    if (fail.counterExample.size() > kShown)
+      msg << "  ... " << fail.counterExample.size() - kShown << " more drawn values\n";
+    // RapidCheck ran the minimal counterexample last, so the recorded call is the shrunk input.
+    o.failing_call = take_recorded_call();
+  } else if (result.match(gave_up)) {
+    o.cases += gave_up.numSuccess;
+    msg << "gave up after " << gave_up.numSuccess << " passing cases (too many discards): " << gave_up.description
+        << "\n";
+  } else if (result.match(err)) {
+    msg << "error: " << err.description << "\n";
+  }
+  take_buckets();
+  take_noted_errors();
+  o.message = msg.str();
+  return false;
+}
+
+// The chunk sizes of a time budget: small first, so a slow property still checks its budget
+// early, then RapidCheck's default of 100.
+int time_chunk(int k) {
+  static constexpr int ladder[] = {1, 2, 5, 10, 20, 50};
+  return k < 6 ? ladder[k] : 100;
+}
+
+}  // namespace
+
+PropertyOutcome run_property(const Property& p, const PropertyBudget& b,
+                             const std::function<void(const PropertyOutcome&, double)>& on_chunk) {
+  PropertyOutcome o;
+  o.name = p.name;
+  o.op = op_of(p);
+  o.kind = p.kind;
+  o.backend = backend_of(p);
+  o.seed = b.seed;
+  for (const auto& bucket : p.buckets) o.buckets[bucket] = 0;
+  if (p.buckets.empty() && !o.op.empty()) {
+    try {
+      for (const auto& bucket : spec_for(o.op).buckets) o.buckets[bucket] = 0;
+    } catch (const std::invalid_argument&) {
+      // An op without a fuzz spec: only the noted buckets are reported.
+    }
+  }
+  const auto t0 = Clock::now();
+  const int total = b.cases.value_or(b.seconds ? 0 : 100);
+  o.passed = true;
+  for (int k = 0;; ++k) {
+    int n;
+    if (b.seconds) {
+      const double used = since(t0), left = *b.seconds - used;
+      if (k > 0 && left <= 0) break;
+      n = time_chunk(k);
+      // Never plan a chunk much longer than the time left (at the pace seen so far), so the
+      // budget is overrun by about one case, not one chunk.
+      if (const int run = o.cases + o.discarded; run > 0 && used > 0)
+        n = std::clamp(static_cast<int>(left / (used / run)), 1, n);
+    } else {
+      n = std::min(total - o.cases, 100);
+      if (n <= 0) break;
+    }
+    const std::uint64_t seed = chunk_seed(b.seed, k);
+    if (!run_chunk(p, seed, n, b.max_size, b.shrink, o)) {
+      o.passed = false;
+      o.seed = seed;
+      o.repro_cases = n;
+      break;
+    }
+    if (on_chunk) on_chunk(o, since(t0));
+  }
+  o.seconds = since(t0);
+  return o;
+}
+
+std::uint64_t chunk_seed(std::uint64_t seed, int chunk) {
+  if (chunk == 0) return seed;
+  std::uint64_t x = seed ^ (0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(chunk));
+  return splitmix64(x);
+}
+
+double PropertyOutcome::cases_per_minute() const { return seconds > 0 ? cases * 60.0 / seconds : 0.0; }
+
+PropertyOutcome run_property(const Property& p, const PropertyBudget& budget) { return run_property(p, budget, {}); }
+
+PropertyOutcome run_property(const Property& p, std::uint64_t seed, int max_success, int max_size, bool shrink) {
+  PropertyBudget b;
+  b.seed = seed;
+  b.cases = max_success;
+  b.max_size = max_size;
+  b.shrink = shrink;
+  return run_property(p, b);
+}
+
+}  // namespace kparity::fuzz

@@ -1,0 +1,216 @@
+// Calls as `kparity run` dumps and their replay as regression cases (corpus.hpp).
+#include "kparity/fuzz/corpus/corpus.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/properties/differential.hpp"
+#include "kparity/ops/dump.hpp"
+
+namespace kparity::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool same_bits(const Call& a, const Call& b, std::string& which) {
+  for (const auto& name : a.written) {
+    if (a.at(name).storage() != b.at(name).storage() || a.at(name).dtype() != b.at(name).dtype()) {
+      which = name;
+      return false;
+    }
+  }
+  return true;
+}
+
+// The spec's floor when the op has a fuzz spec; without one the rule degrades to 2 * err_f.
+OpFuzzSpec spec_or_bare(const std::string& op) {
+  try {
+    return spec_for(op);
+  } catch (const std::invalid_argument&) {
+    OpFuzzSpec s;
+    s.op = op;
+    return s;
+  }
+}
+
+bool accepted(const std::string& op, const ArgBag& bag, const ValidateOptions& o) {
+  try {
+    const auto ds = find_op_contract(op)->validate(bag, o);
+    return std::none_of(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Severity::error; });
+  } catch (const std::invalid_argument&) {  // a required argument is missing
+    return false;
+  }
+}
+
+}  // namespace
+
+void write_call(const Call& call, const std::string& path, const Call* expected,
+                const std::map<std::string, std::string>& info) {
+  std::map<std::string, TensorView> expected_views;
+  if (expected != nullptr) {
+    for (const auto& name : call.written)
+      if (auto it = expected->tensors.find(name); it != expected->tensors.end())
+        expected_views.emplace(name, it->second.view());
+  }
+  std::map<std::string, std::string> meta = info;
+  if (!call.description.empty() && !info.count("description")) meta["description"] = call.description;
+  if (!call.options.deep) meta["deep"] = "false";
+  ops::save_dump(path, call.op, call.bag(), expected_views, meta);
+}
+
+std::string save_call(const Call& call, const std::string& dir, const std::string& stem,
+                      const std::map<std::string, std::string>& info) {
+  fs::create_directories(dir);
+  const std::string path = (fs::path(dir) / (stem + ".safetensors")).string();
+  std::optional<Call> expected;
+  try {
+    expected = run_oracle(call);
+  } catch (const std::exception&) {
+    // A call the reference rejects is still worth keeping (a hostile property's counterexample);
+    // it is saved without expected.* tensors.
+  }
+  write_call(call, path, expected ? &*expected : nullptr, info);
+  return path;
+}
+
+Call load_call(const std::string& path, std::map<std::string, Tensor>* expected) {
+  const ops::Dump d = ops::load_dump(path);
+  Call c;
+  c.op = std::string(d.op->op);
+  if (auto it = d.file.metadata.find("kparity.deep"); it != d.file.metadata.end()) c.options.deep = it->second != "false";
+  // The loader allocates outputs a dump may leave out. An optional one (kda/recurrent's
+  // final_state) would give the call an output the saved call did not have: keep only those
+  // the op cannot run without.
+  ArgBag bag = d.bag;
+  for (const auto& [name, t] : d.allocated) {
+    ArgBag without = bag;
+    without.tensors.erase(name);
+    if (accepted(c.op, without, c.options)) bag.tensors.erase(name);
+  }
+  for (const auto& [name, v] : bag.tensors) {
+    Tensor t(v.dtype, v.shape());
+    t.copy_from(v);
+    c.tensors.emplace(name, std::move(t));
+  }
+  c.scalars = bag.scalars;
+  c.flags = bag.flags;
+  for (auto& name : d.op->written_by(bag)) c.written.push_back(std::move(name));
+  for (auto name : d.op->pure_outputs())
+    if (std::find(c.written.begin(), c.written.end(), name) != c.written.end()) c.pure_outputs.emplace_back(name);
+  if (auto it = d.file.metadata.find("kparity.description"); it != d.file.metadata.end()) c.description = it->second;
+  if (expected != nullptr) {
+    expected->clear();
+    for (const auto& [name, t] : d.expected) expected->emplace(name, *t);
+  }
+  return c;
+}
+
+std::vector<std::string> corpus_files(const std::string& dir_or_file) {
+  std::vector<std::string> out;
+  const fs::path root(dir_or_file);
+  if (fs::is_regular_file(root)) return {root.string()};
+  if (!fs::is_directory(root)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    const std::string name = e.path().filename().string();
+    const auto ends_with = [&](std::string_view suffix) {
+      return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends_with(".safetensors") && !ends_with(".result.safetensors")) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+ReplayOutcome replay_file(const std::string& path, const std::vector<Backend>& backends) {
+  ReplayOutcome r;
+  r.file = path;
+  auto problem = [&](std::string s) {
+    r.passed = false;
+    r.problems.push_back(std::move(s));
+  };
+  Call c;
+  std::map<std::string, Tensor> expected;
+  try {
+    c = load_call(path, &expected);
+  } catch (const std::exception& e) {
+    problem(std::string("cannot load: ") + e.what());
+    return r;
+  }
+  r.op = c.op;
+
+  const OpContract* contract = find_op_contract(c.op);
+  const auto ds = contract->validate(c.bag(), c.options);
+  for (const auto& d : ds)
+    if (d.severity == Severity::error) problem("does not validate: " + d.id + " " + d.message);
+  if (!r.passed) return r;  // the references would throw; nothing else can be judged
+  r.checks.push_back("validates");
+
+  try {
+    const Call o1 = run_oracle(c), o2 = run_oracle(c);
+    const Call f1 = run_faithful(c), f2 = run_faithful(c);
+    std::string which;
+    if (!same_bits(o1, o2, which)) problem("the oracle reference is not deterministic: `" + which + "` differs between two runs");
+    if (!same_bits(f1, f2, which)) problem("the faithful reference is not deterministic: `" + which + "` differs between two runs");
+    if (r.passed) r.checks.push_back("deterministic");
+
+    const OpFuzzSpec spec = spec_or_bare(c.op);
+    if (!expected.empty()) {
+      // The saved oracle results, judged as if a backend had produced them: a reference change
+      // that moves today's oracle away from them by more than the rule allows is a regression.
+      Call saved = c;
+      for (const auto& name : c.written) {
+        auto it = expected.find(name);
+        if (it == expected.end()) {
+          problem("expected." + name + " is missing (the dump has expected.* for other outputs)");
+          continue;
+        }
+        saved.tensors.insert_or_assign(name, it->second);
+      }
+      const DifferentialResult d = judge(c, o1, f1, saved, spec);
+      if (!d.pass) problem("today's oracle moved away from the saved expected.*: " + d.detail);
+      else r.checks.push_back("expected");
+    }
+    for (const auto& b : backends) {
+      if (!b.implements(c.op)) continue;
+      try {
+        const DifferentialResult d = differential(c, b, spec);
+        if (!d.pass) problem(b.name + " breaks the differential rule: " + d.detail);
+        else r.checks.push_back("differential/" + b.name);
+      } catch (const BackendUnsupported& e) {
+        r.checks.push_back("differential/" + b.name + " (unsupported: " + e.what() + ")");
+      }
+    }
+  } catch (const std::exception& e) {
+    problem(std::string("a run threw: ") + e.what());
+  }
+  return r;
+}
+
+int replay_corpus(const std::string& dir_or_file, const std::vector<Backend>& backends, std::ostream& out) {
+  const auto files = corpus_files(dir_or_file);
+  if (files.empty()) {
+    out << "no .safetensors dumps under " << dir_or_file << "\n";
+    return 1;
+  }
+  std::size_t passed = 0;
+  for (const auto& f : files) {
+    const ReplayOutcome r = replay_file(f, backends);
+    if (r.passed) {
+      ++passed;
+      out << fmt::format("PASS {} ({}): {}\n", f, r.op, fmt::join(r.checks, ", "));
+    } else {
+      out << fmt::format("FAIL {} ({})\n", f, r.op);
+      for (const auto& p : r.problems) out << "    " << p << "\n";
+    }
+  }
+  out << fmt::format("{} of {} corpus dumps replayed cleanly\n", passed, files.size());
+  return passed == files.size() ? 0 : 1;
+}
+
+}  // namespace kparity::fuzz

@@ -1,0 +1,49 @@
+// Properties and their lists (property.hpp).
+#include "kparity/fuzz/properties/property.hpp"
+
+#include "kparity/diagnostics/checker.hpp"
+#include "kparity/fuzz/backends/backend.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/properties/differential.hpp"
+
+namespace kparity::fuzz {
+namespace {
+
+std::vector<Property>& extra_properties() {
+  static std::vector<Property> v;
+  return v;
+}
+
+}  // namespace
+
+std::string op_of(const Property& p) {
+  if (!p.op.empty()) return p.op;
+  const auto a = p.name.find('/');
+  if (a == std::string::npos) return {};
+  const auto b = p.name.find('/', a + 1);
+  const std::string head = p.name.substr(0, b);
+  return find_op_contract(head) != nullptr ? head : std::string();
+}
+
+std::string backend_of(const Property& p) { return p.backend.empty() ? std::string("reference") : p.backend; }
+
+void register_properties(std::vector<Property> extra) {
+  for (auto& p : extra) extra_properties().push_back(std::move(p));
+}
+
+std::vector<Property> cpu_properties() {
+  std::vector<Property> all;
+  for (auto&& group : {kda_properties(), sparse_properties(), hostile_properties(), extra_properties()})
+    for (const auto& p : group) all.push_back(p);
+  return all;
+}
+
+std::vector<Property> all_properties() {
+  std::vector<Property> all = cpu_properties();
+  std::string why;
+  for (auto& p : differential_properties(cuda_backends(why), op_specs())) all.push_back(std::move(p));
+  for (auto& p : launcher_properties()) all.push_back(std::move(p));
+  return all;
+}
+
+}  // namespace kparity::fuzz

@@ -1,0 +1,181 @@
+"""A small Chrome DevTools Protocol client over --remote-debugging-pipe (standard library only).
+
+Chromium reads commands from fd 3 and writes replies and events to fd 4, one JSON message per
+NUL-terminated frame; no websocket and no network port are involved.
+"""
+import base64
+import json
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+
+
+class CdpError(RuntimeError):
+    pass
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+class Browser:
+    def __init__(self, binary, width=1280, height=900, timeout=30.0):
+        self.timeout = timeout
+        self.profile = tempfile.mkdtemp(prefix="kparity-chromium-")
+        to_browser_r, self._to_browser = os.pipe()
+        self._from_browser, from_browser_w = os.pipe()
+        os.set_inheritable(to_browser_r, True)
+        os.set_inheritable(from_browser_w, True)
+        args = [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
+                "--hide-scrollbars", "--allow-file-access-from-files", f"--user-data-dir={self.profile}",
+                f"--window-size={width},{height}", "--remote-debugging-pipe", "about:blank"]
+        # The shell moves the pipe ends to the fds Chromium expects (3: commands in, 4: replies out).
+        self.proc = subprocess.Popen(
+            ["sh", "-c", f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'] + args,
+            pass_fds=(to_browser_r, from_browser_w), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self._buf = b""
+        self._next = 0
+        self.events = []
+        self.session = None
+        self.width, self.height = width, height
+
+    def close(self):
+        try:
+            self.call("Browser.close", session=False, timeout=5)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for fd in (self._to_browser, self._from_browser):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def _read_message(self, deadline):
+        while b"\0" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise CdpError("timed out waiting for Chromium")
+            ready, _, _ = select.select([self._from_browser], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._from_browser, 1 << 20)
+            if not chunk:
+                err = self.proc.stderr.read().decode(errors="replace") if self.proc.poll() is not None else ""
+                raise CdpError("Chromium closed the pipe" + (": " + err[-2000:] if err else ""))
+            self._buf += chunk
+        frame, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(frame)
+
+    def call(self, method, params=None, session=True, timeout=None):
+        self._next += 1
+        msg = {"id": self._next, "method": method, "params": params or {}}
+        if session and self.session:
+            msg["sessionId"] = self.session
+        data = json.dumps(msg).encode() + b"\0"
+        while data:
+            data = data[os.write(self._to_browser, data):]
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            reply = self._read_message(deadline)
+            if reply.get("id") == self._next:
+                if "error" in reply:
+                    raise CdpError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_event(self, method, timeout=None):
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            for i, ev in enumerate(self.events):
+                if ev.get("method") == method:
+                    return self.events.pop(i)
+            self.events.append(self._read_message(deadline))
+
+    def open_page(self):
+        targets = self.call("Target.getTargets", session=False)["targetInfos"]
+        page = next((t for t in targets if t["type"] == "page"), None)
+        target = page["targetId"] if page else self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
+        for domain in ("Page", "Runtime", "Log"):
+            self.call(f"{domain}.enable")
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False})
+
+    def navigate(self, url):
+        self.events = [e for e in self.events if e.get("method") != "Page.loadEventFired"]
+        reply = self.call("Page.navigate", {"url": url})
+        if reply.get("errorText"):
+            raise CdpError(f"navigate {url}: {reply['errorText']}")
+        self.wait_event("Page.loadEventFired")
+
+    def eval(self, expression):
+        reply = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in reply:
+            raise CdpError(f"{expression}: {reply['exceptionDetails'].get('text')} {reply['exceptionDetails'].get('exception', {}).get('description', '')}")
+        return reply["result"].get("value")
+
+    def wait_for(self, expression, timeout=10.0, what=None):
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.eval(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise CdpError(f"timed out waiting for {what or expression}")
+            time.sleep(0.05)
+
+    def click(self, selector):
+        box = self.eval(f"(() => {{ const el = document.querySelector({json.dumps(selector)}); if (!el) return null;"
+                        " el.scrollIntoView({block: 'center'}); const r = el.getBoundingClientRect();"
+                        " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
+        if not box:
+            raise CdpError(f"nothing to click at {selector}")
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", {"type": kind, "x": box["x"], "y": box["y"], "button": "left", "clickCount": 1})
+
+    def type_text(self, text):
+        self.call("Input.insertText", {"text": text})
+
+    def press_enter(self):
+        for kind in ("rawKeyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", {"type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13})
+
+    def color_scheme(self, scheme):
+        self.call("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+
+    def screenshot(self, path, full_page=True):
+        params = {"format": "png"}
+        if full_page:
+            size = self.call("Page.getLayoutMetrics")["cssContentSize"]
+            params["clip"] = {"x": 0, "y": 0, "width": self.width, "height": min(size["height"], 8000), "scale": 1}
+            params["captureBeyondViewport"] = True
+        data = self.call("Page.captureScreenshot", params)["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+
+    def page_errors(self):
+        """JavaScript exceptions and console errors seen so far."""
+        out = []
+        for ev in self.events:
+            if ev.get("method") == "Runtime.exceptionThrown":
+                d = ev["params"]["exceptionDetails"]
+                out.append(d.get("exception", {}).get("description") or d.get("text"))
+            elif ev.get("method") == "Log.entryAdded" and ev["params"]["entry"].get("level") == "error":
+                out.append(ev["params"]["entry"].get("text"))
+        return out
