@@ -97,14 +97,20 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
         // (their fp64 values do not). Against the sink or the finite seed: l_j - M in fp64.
         // The rounded logits can tie (or, across the two sources, swap) keys whose exact logits
         // differ: if an exponent comes out positive, the pass repeats around that key.
+        // Non-finite logits (an infinite value in a selected row) keep C.3's fp64 semantics:
+        // exp(inf - inf) is NaN, exp(-inf - M) is 0.
         std::int64_t jmax = -1;
-        for (std::int64_t j = 0; j < n && jmax < 0; ++j)
+        for (std::int64_t j = 0; j < n && jmax < 0 && std::isfinite(M); ++j)
           if (s[j] == M) jmax = j;
         std::vector<double> x(n);
         for (int pass = 0; pass < 2 && jmax >= 0; ++pass) {
           std::int64_t next = jmax;
           x[jmax] = 0.0;
           for (std::int64_t j = 0; j < n; ++j) {
+            if (!std::isfinite(s[j])) {
+              x[j] = s[j] - M;
+              continue;
+            }
             const double* row = keys.rows.data() + j * D;
             const double* top = keys.rows.data() + jmax * D;
             const double diff = j == jmax ? 0.0 : exact_sum_of_products(2 * D, [&](std::int64_t i) {

@@ -34,6 +34,15 @@ double underflow_unit(DType t) noexcept {
   }
 }
 
+double store_overflow(DType t) noexcept {
+  switch (t) {
+    case DType::f32: return 0x1.ffffffp127;  // FLT_MAX + half its ulp
+    case DType::f16: return 65520.0;
+    case DType::bf16: return 0x1.ffp127;      // bf16's largest (0x1.fep127) + half its ulp
+    default: return INFINITY;
+  }
+}
+
 ErrorBounds error_bound(std::string_view op, const ArgBag& bag, const Fp32Model& m) {
   if (op == kparity::sparse::kPagedPrefillOp) return sparse::paged_prefill_error_bound(kparity::sparse::paged_prefill_args(bag), m);
   if (op == kparity::sparse::kPagedDecodeOp) return sparse::paged_decode_error_bound(kparity::sparse::paged_decode_args(bag), m);

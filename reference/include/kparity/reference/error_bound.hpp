@@ -52,5 +52,8 @@ double gamma_n(double n, double u) noexcept;
 double unit_roundoff(DType t) noexcept;
 // Half the smallest subnormal of `t` (0 for integers): the absolute error of a store near zero.
 double underflow_unit(DType t) noexcept;
+// The magnitude from which a store into `t` rounds to infinity (its largest finite value plus half
+// an ulp: 65520 for f16); +inf for integers.
+double store_overflow(DType t) noexcept;
 
 }  // namespace kparity::reference
