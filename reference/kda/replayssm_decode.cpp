@@ -53,7 +53,11 @@ Head<R> load_head(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t b, s
   }
   const R scale = host_scalar<R>(x.scale);
   for (R& e : t.q_s) e = e * scale;
-  for (std::int64_t c = 0; c < d.K; ++c) t.kq += t.k_hat[c] * t.q_s[c];  // B.2.5: undecayed k, q
+  if constexpr (kFaithful<R>) {
+    for (std::int64_t c = 0; c < d.K; ++c) t.kq += t.k_hat[c] * t.q_s[c];  // B.2.5: undecayed k, q
+  } else {
+    t.kq = exact_dot(t.k_hat, t.q_s);
+  }
   const R A_log = static_cast<R>(ld(x.A_log, {hv}));
   for (std::int64_t c = 0; c < d.K; ++c) {
     const R xc = static_cast<R>(per_head_k(x.a, b, hv, c, d.K)) + static_cast<R>(bias_at(x.dt_bias, hv, c, d.K));
@@ -88,13 +92,13 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
       for (std::int64_t i = 0; i < m; ++i)
         W[i * d.K + c] = std::exp(Gtot - (inclusive ? (i > 0 ? P[i - 1] : R(0)) : P[i]));
       Dtot[c] = std::exp(Gtot);
-    } else {  // oracle: the exclusive suffix summed directly in fp64
-      R suffix = 0;
+    } else {  // oracle: each exclusive suffix sum exact, rounded once
+      LongSum suffix;
       for (std::int64_t i = m - 1; i >= 0; --i) {
-        W[i * d.K + c] = std::exp(suffix);
-        suffix += static_cast<R>(ld(x.g_cache, {s, hv, i, c}));
+        W[i * d.K + c] = std::exp(suffix.value());
+        suffix.add(ld(x.g_cache, {s, hv, i, c}));
       }
-      Dtot[c] = std::exp(suffix);
+      Dtot[c] = std::exp(suffix.value());
     }
   }
   // B.2.4 precision item 1: both ring operands rounded to the out dtype, fp32 accumulation.
@@ -107,9 +111,16 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
   std::vector<R> Sp(d.V * d.K);
   for (std::int64_t j = 0; j < d.V; ++j)
     for (std::int64_t c = 0; c < d.K; ++c) {
-      R ring = 0;
-      for (std::int64_t i = 0; i < m; ++i) ring += dr[i * d.V + j] * kw[i * d.K + c];
-      Sp[j * d.K + c] = static_cast<R>(ld(x.initial_state, {s, hv, j, c})) * Dtot[c] + ring;
+      const R s0 = static_cast<R>(ld(x.initial_state, {s, hv, j, c}));
+      if constexpr (kFaithful<R>) {
+        R ring = 0;
+        for (std::int64_t i = 0; i < m; ++i) ring += dr[i * d.V + j] * kw[i * d.K + c];
+        Sp[j * d.K + c] = s0 * Dtot[c] + ring;
+      } else {  // S0 Dtot + the ring product, one exact sum
+        Sp[j * d.K + c] = exact_sum_of_products(m + 1, [&](std::int64_t i) {
+          return i < m ? std::pair{dr[i * d.V + j], kw[i * d.K + c]} : std::pair{s0, Dtot[c]};
+        });
+      }
     }
   return Sp;
 }
@@ -134,19 +145,36 @@ void run(const ReplaySsmDecodeArgs& x) {
       const std::vector<R> Sp = reconstruct<R>(x, d, s, hv, m);
       std::vector<R> dl(d.V);
       for (std::int64_t j = 0; j < d.V; ++j) {  // B.2.5
-        R sq = 0, sk = 0;
-        for (std::int64_t k = 0; k < d.K; ++k) {
-          sq += Sp[j * d.K + k] * (t.q_s[k] * t.alpha[k]);
-          sk += Sp[j * d.K + k] * (t.k_hat[k] * t.alpha[k]);
+        if constexpr (kFaithful<R>) {
+          R sq = 0, sk = 0;
+          for (std::int64_t k = 0; k < d.K; ++k) {
+            sq += Sp[j * d.K + k] * (t.q_s[k] * t.alpha[k]);
+            sk += Sp[j * d.K + k] * (t.k_hat[k] * t.alpha[k]);
+          }
+          dl[j] = t.beta * (t.v[j] - sk);
+          st(x.out, {b, 0, hv, j}, sq + dl[j] * t.kq);
+        } else {  // v - Sp (k alpha) and Sp (q alpha) + dl kq, each one exact sum
+          const R* row = &Sp[j * d.K];
+          const R v_minus_sk = exact_sum_of_products(d.K + 1, [&](std::int64_t k) {
+            return k < d.K ? std::pair{-row[k], t.k_hat[k] * t.alpha[k]} : std::pair{t.v[j], R(1)};
+          });
+          dl[j] = t.beta * v_minus_sk;
+          st(x.out, {b, 0, hv, j}, exact_sum_of_products(d.K + 1, [&](std::int64_t k) {
+               return k < d.K ? std::pair{row[k], t.q_s[k] * t.alpha[k]} : std::pair{dl[j], t.kq};
+             }));
         }
-        dl[j] = t.beta * (t.v[j] - sk);
-        st(x.out, {b, 0, hv, j}, sq + dl[j] * t.kq);
       }
       if (flush) {  // B.2.7: checkpoint only, no ring write
         for (std::int64_t j = 0; j < d.V; ++j)
           for (std::int64_t k = 0; k < d.K; ++k) {
-            const R prod = Sp[j * d.K + k] * t.alpha[k];
-            st(x.initial_state, {s, hv, j, k}, prod + dl[j] * t.k_hat[k]);
+            if constexpr (kFaithful<R>) {
+              const R prod = Sp[j * d.K + k] * t.alpha[k];
+              st(x.initial_state, {s, hv, j, k}, prod + dl[j] * t.k_hat[k]);
+            } else {  // Sp alpha + dl k, one exact sum
+              const std::pair<R, R> decayed{Sp[j * d.K + k], t.alpha[k]}, update{dl[j], t.k_hat[k]};
+              st(x.initial_state, {s, hv, j, k},
+                 exact_sum_of_products(2, [&](std::size_t i) { return i == 0 ? decayed : update; }));
+            }
           }
       } else {  // B.2.6: append at c; k only from the first value head of the group
         for (std::int64_t j = 0; j < d.V; ++j) st(x.d_cache, {s, hv, c, j}, dl[j]);

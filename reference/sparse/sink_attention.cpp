@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kparity/core/dtype.hpp"
+#include "kparity/reference/exact_sum.hpp"
 #include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::reference::sparse::detail {
@@ -20,8 +21,12 @@ namespace {
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 
-// F = double: oracle (no intermediate rounding). F = float: faithful (fp32 arithmetic; weights
-// rounded to the storage dtype for P.V only, C.4 item 4).
+// F = double: oracle. Every sum is exact and rounded once (exact_sum.hpp): the dot q.k_j, the logit
+// dot * scale + shift (one fma), the exponent l_j - M as q.(k_j - k_max) (below), Z = sum of the
+// weights plus the sink's, and each channel of P.V;
+// exp, log and the division are correctly rounded or faithful libm fp64 (the weights' relative error
+// ~1e-16 is 2^-29 times below anything the rule allows a fp32 backend). F = float: faithful (fp32
+// arithmetic in index order; weights rounded to the storage dtype for P.V only, C.4 item 4).
 template <class F>
 void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
   const bool faithful = std::is_same_v<F, float>;
@@ -47,9 +52,14 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
     F M = static_cast<F>(-FLT_MAX);  // the kernel's finite seed: an empty set must not give -inf - -inf
     for (std::int64_t j = 0; j < n; ++j) {
       const double* row = keys.rows.data() + j * D;
-      F dot = 0;
-      for (std::int64_t d = 0; d < D; ++d) dot += qrow[d] * static_cast<F>(row[d]);
-      s[j] = dot * scale + (keys.shifted[j] ? shift : F(0));
+      if constexpr (faithful) {
+        F dot = 0;
+        for (std::int64_t d = 0; d < D; ++d) dot += qrow[d] * static_cast<F>(row[d]);
+        s[j] = dot * scale + (keys.shifted[j] ? shift : F(0));
+      } else {
+        const double dot = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{qrow[d], row[d]}; });
+        s[j] = std::fma(dot, scale, keys.shifted[j] ? shift : 0.0);
+      }
       if (std::isnan(s[j])) any_nan = true; else if (s[j] > M) M = s[j];
     }
     if (!std::isnan(sig) && sig > M) M = sig;
@@ -65,20 +75,62 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
       std::fill(result.begin(), result.end(), static_cast<double>(nan));
       lse = nan;
     } else {
-      std::fill(num.begin(), num.end(), F(0));
-      F Z = 0;
-      for (std::int64_t j = 0; j < n; ++j) {
-        const F w = two ? std::exp2(s[j] - M) : std::exp(s[j] - M);
-        Z += w;
-        const F wv = faithful ? static_cast<F>(round_through(static_cast<float>(w), storage)) : w;
-        const double* row = keys.rows.data() + j * D;
-        for (std::int64_t d = 0; d < D; ++d) num[d] += wv * static_cast<F>(row[d]);
-      }
       const F w_sink = two ? std::exp2(sig - M) : std::exp(sig - M);
-      Z += w_sink;  // folded in once, at the end (C.4 item 5)
       // Test-only fault (planted_fault.hpp): the sink's weight leaks into the numerator.
-      if (planted_fault() == PlantedFault::sink_in_numerator)
-        for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
+      const bool sink_leaks = planted_fault() == PlantedFault::sink_in_numerator;
+      F Z = 0;
+      if constexpr (faithful) {
+        std::fill(num.begin(), num.end(), F(0));
+        for (std::int64_t j = 0; j < n; ++j) {
+          const F w = two ? std::exp2(s[j] - M) : std::exp(s[j] - M);
+          Z += w;
+          const F wv = static_cast<F>(round_through(static_cast<float>(w), storage));
+          const double* row = keys.rows.data() + j * D;
+          for (std::int64_t d = 0; d < D; ++d) num[d] += wv * static_cast<F>(row[d]);
+        }
+        Z += w_sink;  // folded in once, at the end (C.4 item 5)
+        if (sink_leaks)
+          for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
+      } else {
+        // The exponents l_j - M when a key holds the max: scale * (exact q.(k_j - k_max), rounded
+        // once) + shift_j - shift_max, so that logits of 1e30 + 2 and 1e30 - 2 still differ by 4
+        // (their fp64 values do not). Against the sink or the finite seed: l_j - M in fp64.
+        // The rounded logits can tie (or, across the two sources, swap) keys whose exact logits
+        // differ: if an exponent comes out positive, the pass repeats around that key.
+        // Non-finite logits (an infinite value in a selected row) keep C.3's fp64 semantics:
+        // exp(inf - inf) is NaN, exp(-inf - M) is 0.
+        std::int64_t jmax = -1;
+        for (std::int64_t j = 0; j < n && jmax < 0 && std::isfinite(M); ++j)
+          if (s[j] == M) jmax = j;
+        std::vector<double> x(n);
+        for (int pass = 0; pass < 2 && jmax >= 0; ++pass) {
+          std::int64_t next = jmax;
+          x[jmax] = 0.0;
+          for (std::int64_t j = 0; j < n; ++j) {
+            if (!std::isfinite(s[j])) {
+              x[j] = s[j] - M;
+              continue;
+            }
+            const double* row = keys.rows.data() + j * D;
+            const double* top = keys.rows.data() + jmax * D;
+            const double diff = j == jmax ? 0.0 : exact_sum_of_products(2 * D, [&](std::int64_t i) {
+              return i < D ? std::pair{qrow[i], row[i]} : std::pair{-qrow[i - D], top[i - D]};
+            });
+            const double dshift = (keys.shifted[j] ? shift : 0.0) - (keys.shifted[jmax] ? shift : 0.0);
+            x[j] = std::fma(diff, scale, dshift);
+            if (x[j] > x[next]) next = j;
+          }
+          if (next == jmax) break;
+          jmax = next;
+        }
+        std::vector<double>& w = s;  // the logits become the weights
+        for (std::int64_t j = 0; j < n; ++j) w[j] = std::exp(jmax < 0 ? s[j] - M : x[j]);
+        Z = exact_sum_of_products(n + 1, [&](std::int64_t j) { return std::pair{j < n ? w[j] : w_sink, 1.0}; });
+        for (std::int64_t d = 0; d < D; ++d)
+          num[d] = exact_sum_of_products(n + (sink_leaks ? 1 : 0), [&](std::int64_t j) {
+            return j < n ? std::pair{w[j], keys.rows[j * D + d]} : std::pair{w_sink, 1.0};
+          });
+      }
       if (Z > 0) {
         const F denom = std::max(Z, static_cast<F>(1e-30));
         for (std::int64_t d = 0; d < D; ++d) result[d] = static_cast<double>(num[d] / denom);

@@ -2,6 +2,7 @@
 // Scalar references of the DeepSeek-V4 sparse attention ops (host tensors).
 #include "kparity/diagnostics/contracts/sparse_paged_decode.hpp"
 #include "kparity/diagnostics/contracts/sparse_paged_prefill.hpp"
+#include "kparity/reference/error_bound.hpp"
 #include "kparity/reference/precision.hpp"
 
 namespace kparity::reference::sparse {
@@ -13,5 +14,10 @@ void paged_prefill(const PagedPrefillArgs& args, Precision p,
                    const ValidateOptions& options = ValidateOptions::strict(Entry::reference));
 void paged_decode(const PagedDecodeArgs& args, Precision p,
                   const ValidateOptions& options = ValidateOptions::strict(Entry::reference));
+
+// A-priori error bounds of `out` and (with return_lse) `lse` (error_bound.hpp; the recipe is in
+// reference/sparse/error_bound.cpp). The call is assumed valid (run the contract first).
+ErrorBounds paged_prefill_error_bound(const PagedPrefillArgs& args, const Fp32Model& m = {});
+ErrorBounds paged_decode_error_bound(const PagedDecodeArgs& args, const Fp32Model& m = {});
 
 }  // namespace kparity::reference::sparse

@@ -1,0 +1,115 @@
+#pragma once
+// Error-free summation for the oracle (issue 18 item 1a): a sum of doubles and of products of two
+// doubles, computed exactly and rounded once, to nearest even, into an fp64 result.
+//
+// Why: fp64 is not exact once the terms of a sum span more than 2^53 (keys of +-2^100 next to small
+// integers: the fp64 logit in index order was -4, the exact one -2; ../shared/repro/README.md). The
+// oracle's reductions (dot products, softmax sums, P.V, the KDA recurrences' dot products) go
+// through exact_sum_of_products instead.
+//
+// Semantics, for terms t_1..t_n (a term is a double x, or the exact real product a*b):
+//   * all terms finite: the exact real sum rounded once to nearest even; it is +-inf only when that
+//     rounding overflows (no intermediate overflow: 1e300 * 1e300 - 1e300 * 1e300 + 1 is 1);
+//   * a NaN term, an inf * 0 product, or both +inf and -inf terms: NaN; otherwise an infinite term
+//     gives that infinity (IEEE 754 addition and multiplication of the special values);
+//   * a zero result is -0 iff n >= 1 and every term is -0 (what IEEE round-to-nearest addition gives
+//     in any order: x + (-x) = +0, -0 + -0 = -0), else +0; the empty sum is +0.
+//
+// Two implementations of these semantics:
+//
+// LongSum, the definition: a long (Kulisch) accumulator, 32-bit digits in int64 cells covering every
+// bit a product of two doubles can have (2^-2148 .. 2^2048, plus carry headroom), carries deferred
+// to the end, products formed exactly from the 53-bit integer mantissas (64 x 64 -> 128 bits).
+// About 12 ns a term.
+//
+// exact_sum_of_products, the one the oracle uses (about 2 ns a term): it runs the
+// error-free transformations of Ogita, Rump and Oishi ("Accurate sum and dot product", SIAM J. Sci.
+// Comput. 26(6), 2005, Dot2): for each term, h + r = a*b exactly (TwoProduct with an fma), then
+// p' + q = p + h exactly (TwoSum), s <- fl(s + fl(q + r)), T <- fl(T + fl(|q| + |r|)). Then
+//   exact sum X = p + R,  R = sum of (q_i + r_i),  and  |s - R| <= gamma_m (1 + gamma_2m) T
+// for m terms (the c_i = fl(q_i + r_i) carry one rounding each, their recursive sum m - 1 more:
+// |s - R| <= (u + gamma_{m-1}(1 + u)) sum(|q_i| + |r_i|) <= gamma_m sum(...), Higham Lemma 3.3; and
+// a recursive sum of non-negative terms is at most a factor 1 + gamma_2m low). With
+// E = 2 (m + 1) u T (+ 2^-1074 against underflow), which exceeds that bound for m < 2^30:
+// (r, t) = TwoSum(p, s) gives X in [r + t - E, r + t + E], and r is the correctly rounded X when
+// that interval lies strictly between r's two rounding midpoints: fl(t + E) < (next(r) - r) / 2 and
+// fl(t - E) > -(r - prev(r)) / 2 (rounding is monotone, so the fp64 comparisons imply the exact
+// ones). T = 0 means every operation was exact: X = p, signed zero included. The error-free
+// transformations need no underflow in the product's error (|a*b| >= 2^-960: the error is a multiple
+// of 2^-1066 or zero, so the fma returns it) and no overflow (|a*b| <= 2^1000; an overflowing
+// partial sum shows as a non-finite p). Anything else - a special value, a tiny or huge product, a
+// certificate that fails (a result within E of a midpoint, or |r| < 2^-1000) - sums the terms
+// again in a LongSum.
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <utility>
+
+namespace kparity::reference {
+
+class LongSum {
+ public:
+  void add(double x) noexcept;
+  void add_product(double a, double b) noexcept;  // the exact product, never rounded
+  double value() const noexcept;                  // does not change the sum
+  void clear() noexcept;
+
+ private:
+  static constexpr int kDigits = 136;  // 32-bit digits: bit 0 of digit 0 has weight 2^-kBias
+  static constexpr int kBias = 2176;   // the lowest product bit, 2^-2148, is bit 28 of digit 0
+
+  void add_bits(bool negative, unsigned __int128 mant, int exp) noexcept;
+  void note_special(double x) noexcept;
+  int normalise() const noexcept;  // carries out; leaves |sum| in the digits and returns its sign
+
+  // mutable: value() carries and keeps the magnitude (negated_ records the sign), same sum
+  mutable std::int64_t digit_[kDigits] = {};
+  mutable int dlo_ = kDigits, dhi_ = -1;  // touched digits; dhi_ < dlo_ when none
+  mutable bool negated_ = false;
+  std::uint32_t pending_ = 0;  // adds since the last carry pass
+  bool nan_ = false, pos_inf_ = false, neg_inf_ = false, neg_zero_only_ = true;
+  std::uint64_t count_ = 0;
+};
+
+namespace detail {
+// ExactSum's certificate (proof above): the correctly rounded sum of m terms whose error-free
+// transformations left p, s and T, or false when it cannot be certified.
+bool certify(double p, double s, double T, std::size_t m, double& result) noexcept;
+}  // namespace detail
+
+// The exact sum of the n products term(i).first * term(i).second (i = 0..n-1), rounded once;
+// `term` is called once per index, and once more for every index when the long accumulator is
+// needed. For a plain term x, return {x, 1.0}.
+template <class Term>
+double exact_sum_of_products(std::size_t n, Term&& term) noexcept {
+  double p = -0.0, s = 0.0, T = 0.0;  // p starts at -0: -0 + x is x for every x, -0 included
+  bool split = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [a, b] = term(i);
+    const double h = a * b, ah = std::fabs(h);
+    if (h == 0 ? !(a == 0 || b == 0) : !(ah >= 0x1p-960 && ah <= 0x1p1000)) {  // NaN fails too
+      split = false;
+      break;
+    }
+    const double r = std::fma(a, b, -h);  // TwoProduct: h + r = a * b
+    const double x = p + h, z = x - p;
+    const double q = (p - (x - z)) + (h - z);  // TwoSum: x + q = p + h
+    p = x;
+    s += q + r;
+    T += std::fabs(q) + std::fabs(r);
+  }
+  double result;
+  if (split && detail::certify(p, s, T, n, result)) return result;
+  LongSum acc;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [a, b] = term(i);
+    acc.add_product(a, b);
+  }
+  return acc.value();
+}
+
+// Convenience: the exact sum / dot product rounded once.
+double exact_sum(std::span<const double> x) noexcept;
+double exact_dot(std::span<const double> x, std::span<const double> y) noexcept;
+
+}  // namespace kparity::reference

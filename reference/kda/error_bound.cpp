@@ -1,0 +1,481 @@
+// A-priori error bounds of the KDA ops (error_bound.hpp, issue 18 item 1b). Every quantity below is
+// an exact value x (computed in fp64 from the inputs; fp64's own error is ~2^-29 of the fp32 terms
+// and absorbed by the final 2^-20 inflation) and a bound dx on |x^ - x| for the backend's fp32 x^;
+// |x|a = |x| + dx bounds |x^|. u = 2^-24 (elementwise), u_acc = 2^-23 (any-order sums), t = 2 ulp
+// (expf, logf; sqrtf and divisions are correctly rounded).
+//
+// Token (kda.md A.3-A.6), per value head:
+//   q^ = q / sqrt(sum q^2 + 1e-6) (with the l2 norm): the sum of K + 1 positive terms is off by
+//        gamma_{K+2}(u_acc) relative, the root halves that and adds u, the division or reciprocal
+//        and multiply 2u: |dq_c| <= (gamma_{K+2}/2 + 3u) 1.01 |q^_c|; then q_s = q^ * fl32(scale): +2u.
+//   gate g: x = fl(a + dt_bias) (u |x|), A = expf(A_log) (t). Bounded: y = A x (t + 2u), sigmoid
+//        Lipschitz sigma(1 - sigma) e^dy, its evaluation (t + 2u) relative, times fl32(lb) (2u).
+//        Softplus log(1 + e^x): sigma(x) e^dx dx propagated, 1.01 (t sigma(x) + u) from rounding
+//        1 + e^x (absolute: the classic loss for x << 0), t |result| from logf; within u |x| of the
+//        threshold 20 both branches, which differ by log(1 + e^-20) < 2.1e-9. g = -A sp: A dsp +
+//        sp t A + u |g|. alpha = e^g: alpha (e^dg - 1) + alpha e^dg t.
+//   beta = sigmoid(b): beta (t + 2u) 1.01. ReplaySSM rounds it through b's dtype: the backend's
+//        rounded beta differs from the oracle's only if [beta - dbeta, beta + dbeta] holds a rounding
+//        midpoint, and then by the rounded ends' distance (rounding is monotone).
+// Recurrent step (A.7) on a state row s (K): y = s o alpha, d = beta (v - y.k), s' = y + d k,
+//   o = s'.q. The backend's row error e = s^ - s is carried as a 2-norm bound rho, because the
+//   step's linear part e -> (e o alpha)(I - beta k k^T) has 2-norm <= max alpha * max(1, |1 - beta
+//   |k|^2|) (a symmetric rank-one update): with the l2 norm, |k| = 1 and the map never expands,
+//   where an elementwise bound would double each token. Then
+//     rho' = rho max(alpha) max(1, |1 - beta |k|^2|)            (the exact map on e)
+//          + |sa o dalpha| + u |ya|                              (inputs at s^, decay rounding)
+//          + dd |ka| + da |dk| + 2u (|ya| + da |ka|)             (d's error, k's, the update)
+//   with sa = |s| + rho, ya = sa (alpha + dalpha)(1 + u), ra = |v| + ya.ka bounding |v - y^.k^|,
+//   du = (|sa o dalpha| + u |ya|) |ka| + |ya| |dk| + gamma_{K+2}(u_acc) ya.ka (Cauchy-Schwarz for the
+//   perturbed dot, the classic bound for its rounding), dd = dbeta ra + (beta + dbeta)(du + u ra)
+//   + u da, da = (beta + dbeta) ra (1 + u). All norms are 2-norms over the K channels. Each state
+//   element of the row is within rho, and o_j within rho' |q| + |s'a| |dq| + gamma_{K+2} s'a.qa.
+// ReplaySSM (B.2.4-B.2.7): no recurrence, each quantity bounded elementwise from the rings.
+//   W_i = exp(sum_{i' > i} g_i'), Dtot = exp(sum g): any fp32 way of forming the sums is within
+//   2 gamma_{m+1}(u_acc) sum |g| + u |arg| of the exponent. The ring operands are rounded to the out
+//   dtype (u_io relative, half its smallest subnormal absolutely); S_prev = S0 Dtot + sum_i d_i kw_i
+//   with gamma_{m+2}(u_acc) on the sum of the products' magnitudes; sq, sk, kq dot products as
+//   above; dl = beta (v - sk); out = sq + dl kq; the flushed state S_prev alpha + dl k; the
+//   appended ring entries dl, g, k^.
+// Elements an op does not write, padding rows and rows with a non-finite input get 0 (the rule
+// compares classes for non-finite values). A bound beyond 1e37 (magnitudes far past fp32's range:
+// an intermediate may overflow) becomes +inf, and so does everything downstream of an fp32
+// overflow the recipe sees coming: a sum of squares of the l2 norm, expf(A_log) or a + dt_bias
+// reaching FLT_MAX / 2 (fp32 then normalises q to 0, or computes inf * 0 in the gate).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "kda_detail.hpp"
+#include "kparity/reference/error_bound.hpp"
+#include "kparity/reference/kda.hpp"
+
+namespace kparity::reference::kda {
+namespace {
+
+using namespace detail;
+
+constexpr double kInflate = 1 + 0x1p-20;
+constexpr double kHuge = 1e37;
+constexpr double kFltOverflow = 0x1p127;  // FLT_MAX / 2: an fp32 value from here on may overflow
+
+// A bound vector for tensor `v`, and flat row-major indices into it.
+std::vector<double> zeros_like(const TensorView& v) { return std::vector<double>(static_cast<std::size_t>(v.numel()), 0.0); }
+std::size_t flat(const TensorView& v, std::initializer_list<std::int64_t> idx) {
+  std::size_t f = 0;
+  int dim = 0;
+  for (std::int64_t i : idx) f = f * static_cast<std::size_t>(v.size(dim++)) + static_cast<std::size_t>(i);
+  return f;
+}
+
+double norm2(const std::vector<double>& x) {
+  double s = 0;
+  for (double e : x) s += e * e;
+  return std::sqrt(s) * (1 + 0x1p-40);
+}
+double dot_abs(const std::vector<double>& x, const std::vector<double>& y) {
+  double s = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) s += std::fabs(x[i] * y[i]);
+  return s;
+}
+bool all_finite(const std::vector<double>& x) {
+  return std::all_of(x.begin(), x.end(), [](double e) { return std::isfinite(e); });
+}
+// Finite bounds stay, huge ones become inf; NaN means a non-finite input reached the arithmetic
+// (the rule compares classes there): 0.
+double settle(double b) {
+  if (std::isnan(b)) return 0.0;
+  return b >= kHuge ? INFINITY : b * kInflate;
+}
+
+// One token of one value head: exact values and the bounds of the backend's values.
+struct Tok {
+  std::vector<double> q, dq, k, dk, g, dg, alpha, dalpha, v;  // q: scaled q_s; k: k^
+  double beta = 0, dbeta = 0;
+  // An fp32 overflow the recipe sees coming (an infinite bound above): everything this token
+  // feeds gets +inf, set directly (inf * 0 in the bound arithmetic would read as NaN).
+  bool overflow() const {
+    auto any_inf = [](const std::vector<double>& v) {
+      return std::any_of(v.begin(), v.end(), [](double e) { return e == INFINITY; });
+    };
+    return any_inf(dq) || any_inf(dk) || any_inf(dg) || any_inf(dalpha);
+  }
+};
+
+struct Ctx {
+  const Fp32Model& m;
+  std::int64_t K = 0;
+  double u() const { return m.u; }
+  double t() const { return m.transcendental; }
+  double g_dot() const { return gamma_n(static_cast<double>(K + 2), m.u_acc); }
+};
+
+// q or k: optional l2 norm, then the scale (q only).
+void normalise(const Ctx& c, std::vector<double>& x, std::vector<double>& dx, bool l2, double scale, bool scaled) {
+  double rel = 0;
+  if (l2) {
+    double n = 1e-6;
+    for (double e : x) n += e * e;
+    const double r = std::sqrt(n);
+    for (double& e : x) e /= r;
+    rel = (gamma_n(static_cast<double>(x.size() + 2), c.m.u_acc) / 2 + 3 * c.u()) * 1.01;
+    if (n >= kFltOverflow) rel = INFINITY;  // fp32's sum of squares may overflow: q^ = q / inf = 0
+  }
+  if (scaled) {
+    for (double& e : x) e *= scale;
+    rel += 2 * c.u();
+  }
+  dx.resize(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) dx[i] = rel * std::fabs(x[i]);
+}
+
+double sigmoid_exact(double y) { return 1 / (1 + std::exp(-y)); }
+
+// The gate g and its bound from x = a + dt_bias (both exact inputs).
+void gate_bound(const Ctx& c, double x, double A_log, const std::optional<double>& lb, double& g, double& dg) {
+  const double u = c.u(), t = c.t(), dx = u * std::fabs(x);
+  const double A = std::exp(A_log);
+  if (A >= kFltOverflow || std::fabs(x) >= kFltOverflow) {  // expf(A_log) or a + dt_bias may overflow
+    g = lb ? *lb * sigmoid_exact(A * x) : -A * (x > 20 ? x : std::log1p(std::exp(x)));
+    dg = INFINITY;
+    return;
+  }
+  if (lb) {
+    const double y = A * x, dy = (t + 2 * u) * 1.01 * std::fabs(y);
+    const double s = sigmoid_exact(y);
+    const double ds = std::min(0.25, s * (1 - s) * std::exp(dy)) * dy + (t + 2 * u) * 1.01 * (s + dy / 4);
+    g = *lb * s;
+    dg = std::fabs(*lb) * ds + 2 * u * std::fabs(*lb) * (s + ds);
+    return;
+  }
+  const double sig = sigmoid_exact(x);
+  const double sp = x > 20 ? x : std::log1p(std::exp(x));
+  const double ds_log = sig * std::exp(dx) * dx + 1.01 * (t * sig + u) + t * (sp + u);
+  double dsp = x > 20 ? dx : ds_log;
+  if (std::fabs(x - 20) <= 2 * dx + 1e-30) dsp = std::max(dx, ds_log) + 2.1e-9;
+  g = -A * sp;
+  dg = (A * (1 + t) * dsp + sp * t * A + u * std::fabs(g)) * 1.01;
+}
+
+void alpha_bound(const Ctx& c, Tok& tok) {
+  const std::size_t K = tok.g.size();
+  tok.alpha.resize(K);
+  tok.dalpha.resize(K);
+  for (std::size_t i = 0; i < K; ++i) {
+    tok.alpha[i] = std::exp(tok.g[i]);
+    const double e = std::exp(tok.dg[i]);
+    tok.dalpha[i] = e == INFINITY ? INFINITY : tok.alpha[i] * (e - 1) + tok.alpha[i] * e * c.t();
+  }
+}
+
+void beta_from_logit(const Ctx& c, Tok& tok, double b) {
+  tok.beta = sigmoid_exact(b);
+  tok.dbeta = tok.beta * (c.t() + 2 * c.u()) * 1.01;
+}
+
+// The step of A.7 on one state row: s (exact, updated in place), rho (its 2-norm bound, updated),
+// and the bound of o_j.
+void step_row(const Ctx& c, std::vector<double>& s, double& rho, const Tok& tok, std::size_t j, double& d_out) {
+  const double u = c.u();
+  const std::size_t K = s.size();
+  std::vector<double> sa(K), ya(K), ka(K), sdal(K), y(K);
+  double kk = 0;
+  for (std::size_t i = 0; i < K; ++i) {
+    sa[i] = std::fabs(s[i]) + rho;
+    ya[i] = sa[i] * (tok.alpha[i] + tok.dalpha[i]) * (1 + u);
+    ka[i] = std::fabs(tok.k[i]) + tok.dk[i];
+    sdal[i] = sa[i] * tok.dalpha[i];
+    y[i] = s[i] * tok.alpha[i];
+    kk += tok.k[i] * tok.k[i];
+  }
+  const double amax = *std::max_element(tok.alpha.begin(), tok.alpha.end());
+  const double n_ya = norm2(ya), n_ka = norm2(ka), n_dk = norm2(tok.dk), dy = norm2(sdal) + u * n_ya;
+  const double yk = dot_abs(ya, ka);
+  const double ra = std::fabs(tok.v[j]) + yk;
+  const double du = dy * n_ka + n_ya * n_dk + c.g_dot() * yk;
+  const double ba = tok.beta + tok.dbeta;
+  const double da = ba * ra * (1 + u);
+  const double dd = tok.dbeta * ra + ba * (du + u * ra) + u * da;
+  const double lin = rho * amax * std::max(1.0, std::fabs(1 - tok.beta * kk));
+  rho = lin + dy + dd * n_ka + da * n_dk + 2 * u * (n_ya + da * n_ka);
+  // exact step
+  double r = tok.v[j];
+  for (std::size_t i = 0; i < K; ++i) r -= y[i] * tok.k[i];
+  const double d = tok.beta * r;
+  std::vector<double> s2a(K), qa(K);
+  for (std::size_t i = 0; i < K; ++i) {
+    s[i] = y[i] + d * tok.k[i];
+    s2a[i] = std::fabs(s[i]) + rho;
+    qa[i] = std::fabs(tok.q[i]) + tok.dq[i];
+  }
+  d_out = rho * norm2(tok.q) + norm2(s2a) * norm2(tok.dq) + c.g_dot() * dot_abs(s2a, qa);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+
+ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
+  const std::int64_t T = x.q.size(0), H = x.q.size(1), K = x.q.size(2), HV = x.v.size(1), V = x.v.size(2);
+  if (H == 0 || HV % H != 0) throw std::invalid_argument("kda/recurrent error bound: HV must be a multiple of H");
+  const std::int64_t G = HV / H;
+  const Ctx c{m, K};
+  ErrorBounds b;
+  std::vector<double>& out_b = b["out"];
+  out_b = zeros_like(x.out);
+  std::vector<double>* fs_b = nullptr;
+  if (x.final_state) {
+    fs_b = &b["final_state"];
+    *fs_b = zeros_like(*x.final_state);
+  }
+  std::vector<std::int64_t> cu{0, T};
+  if (x.cu_seqlens) {
+    cu.resize(static_cast<std::size_t>(x.cu_seqlens->size(0)));
+    for (std::size_t n = 0; n < cu.size(); ++n) cu[n] = x.cu_seqlens->at_int({static_cast<std::int64_t>(n)});
+  }
+  const double scale = x.scale ? *x.scale : 1.0 / std::sqrt(static_cast<double>(K));
+  for (std::size_t n = 0; n + 1 < cu.size(); ++n) {
+    for (std::int64_t hv = 0; hv < HV; ++hv) {
+      const std::int64_t h = hv / G;
+      std::vector<std::vector<double>> S(V, std::vector<double>(K, 0.0));
+      std::vector<double> rho(V, 0.0);
+      bool finite = true, overflow = false;
+      if (x.initial_state)
+        for (std::int64_t j = 0; j < V; ++j)
+          for (std::int64_t i = 0; i < K; ++i) S[j][i] = x.initial_state->at({static_cast<std::int64_t>(n), hv, j, i});
+      for (std::int64_t t = cu[n]; t < cu[n + 1]; ++t) {
+        Tok tok;
+        tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
+        for (std::int64_t i = 0; i < K; ++i) tok.q[i] = x.q.at({t, h, i}), tok.k[i] = x.k.at({t, h, i});
+        for (std::int64_t j = 0; j < V; ++j) tok.v[j] = x.v.at({t, hv, j});
+        normalise(c, tok.q, tok.dq, x.use_qk_l2norm_in_kernel, scale, true);
+        normalise(c, tok.k, tok.dk, x.use_qk_l2norm_in_kernel, 1.0, false);
+        for (std::int64_t i = 0; i < K; ++i) {
+          if (x.g) {
+            tok.g[i] = x.g->at({t, hv, i});
+            tok.dg[i] = 0;
+          } else {
+            gate_bound(c, per_head_k(*x.a, t, hv, i, K) + bias_at(*x.dt_bias, hv, i, K), x.A_log->at({hv}),
+                       x.lower_bound, tok.g[i], tok.dg[i]);
+          }
+        }
+        alpha_bound(c, tok);
+        const double bv = x.beta.at({t, hv});
+        if (x.beta_is_logits) beta_from_logit(c, tok, bv);
+        else tok.beta = bv, tok.dbeta = 0;
+        finite = finite && all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
+                 std::isfinite(tok.beta);
+        overflow = overflow || tok.overflow();
+        for (std::int64_t j = 0; j < V; ++j) {
+          double d_o = 0;
+          step_row(c, S[j], rho[j], tok, static_cast<std::size_t>(j), d_o);
+          out_b[flat(x.out, {t, hv, j})] = !finite ? 0.0 : overflow ? INFINITY : settle(d_o);
+        }
+      }
+      if (fs_b)
+        for (std::int64_t j = 0; j < V; ++j)
+          for (std::int64_t i = 0; i < K; ++i)
+            (*fs_b)[flat(*x.final_state, {static_cast<std::int64_t>(n), hv, j, i})] =
+                !finite ? 0.0 : overflow ? INFINITY : settle(rho[j]);
+    }
+  }
+  return b;
+}
+
+ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model& m) {
+  const std::int64_t B = x.mixed_qkv.size(0), HV = x.initial_state.size(1), V = x.initial_state.size(2),
+                     K = x.initial_state.size(3);
+  const std::int64_t H = (x.mixed_qkv.size(1) - HV * V) / 2 / K, G = HV / H;
+  const Ctx c{m, K};
+  ErrorBounds b;
+  std::vector<double>& out_b = b["out"];
+  std::vector<double>& st_b = b["initial_state"];
+  out_b = zeros_like(x.out);
+  st_b = zeros_like(x.initial_state);
+  for (std::int64_t r = 0; r < B; ++r) {
+    const std::int64_t s = x.ssm_state_indices.at_int({r});
+    if (s < 0) continue;  // padding: zeros, exact
+    for (std::int64_t hv = 0; hv < HV; ++hv) {
+      const std::int64_t h = hv / G;
+      Tok tok;
+      tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
+      for (std::int64_t i = 0; i < K; ++i) {
+        tok.q[i] = x.mixed_qkv.at({r, h * K + i});
+        tok.k[i] = x.mixed_qkv.at({r, H * K + h * K + i});
+        gate_bound(c, per_head_k(x.a, r, hv, i, K) + bias_at(x.dt_bias, hv, i, K), x.A_log.at({hv}), x.lower_bound,
+                   tok.g[i], tok.dg[i]);
+      }
+      for (std::int64_t j = 0; j < V; ++j) tok.v[j] = x.mixed_qkv.at({r, 2 * H * K + hv * V + j});
+      normalise(c, tok.q, tok.dq, x.use_qk_l2norm_in_kernel, x.scale, true);
+      normalise(c, tok.k, tok.dk, x.use_qk_l2norm_in_kernel, 1.0, false);
+      alpha_bound(c, tok);
+      beta_from_logit(c, tok, x.b.at({r, hv}));
+      const bool finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
+                          std::isfinite(tok.beta);
+      for (std::int64_t j = 0; j < V; ++j) {
+        std::vector<double> row(K);
+        for (std::int64_t i = 0; i < K; ++i) row[i] = x.initial_state.at({s, hv, j, i});
+        double rho = 0, d_o = 0;
+        step_row(c, row, rho, tok, static_cast<std::size_t>(j), d_o);
+        const bool ok = finite && all_finite(row);
+        const bool ovf = tok.overflow();
+        out_b[flat(x.out, {r, 0, hv, j})] = !ok ? 0.0 : ovf ? INFINITY : settle(d_o);
+        for (std::int64_t i = 0; i < K; ++i)
+          st_b[flat(x.initial_state, {s, hv, j, i})] = !ok ? 0.0 : ovf ? INFINITY : settle(rho);
+      }
+    }
+  }
+  return b;
+}
+
+ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const Fp32Model& m) {
+  const ReplaySsmDecodeArgs x = kparity::kda::replayssm_flattened(args);
+  const std::int64_t B = x.mixed_qkv.size(0), HV = x.initial_state.size(1), V = x.initial_state.size(2),
+                     K = x.initial_state.size(3), L = x.d_cache.size(2);
+  const std::int64_t H = (x.mixed_qkv.size(1) - HV * V) / 2 / K, G = HV / H;
+  const Ctx c{m, K};
+  const double u = m.u, t = m.transcendental, ua = m.u_acc;
+  const DType io = x.out.dtype;
+  const double u_io = io == DType::f32 ? 0.0 : unit_roundoff(io), uf_io = io == DType::f32 ? 0.0 : underflow_unit(io);
+  ErrorBounds b;
+  std::vector<double>& out_b = b["out"];
+  std::vector<double>& st_b = b["initial_state"];
+  std::vector<double>& d_b = b["d_cache"];
+  std::vector<double>& k_b = b["k_cache"];
+  std::vector<double>& g_b = b["g_cache"];
+  out_b = zeros_like(args.out), st_b = zeros_like(args.initial_state), d_b = zeros_like(args.d_cache);
+  k_b = zeros_like(args.k_cache), g_b = zeros_like(args.g_cache);
+  for (std::int64_t r = 0; r < B; ++r) {
+    const std::int64_t s = x.ssm_state_indices.at_int({r});
+    if (s < 0) continue;
+    const std::int64_t cpos = x.write_pos.at_int({r});
+    const bool flush = cpos == L - 1 || (x.force_flush && x.force_flush->at_int({r}) != 0);
+    const std::int64_t mm = cpos;  // ring entries folded
+    for (std::int64_t hv = 0; hv < HV; ++hv) {
+      const std::int64_t h = hv / G;
+      Tok tok;
+      tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
+      for (std::int64_t i = 0; i < K; ++i) {
+        tok.q[i] = x.mixed_qkv.at({r, h * K + i});
+        tok.k[i] = x.mixed_qkv.at({r, H * K + h * K + i});
+        gate_bound(c, per_head_k(x.a, r, hv, i, K) + bias_at(x.dt_bias, hv, i, K), x.A_log.at({hv}), x.lower_bound,
+                   tok.g[i], tok.dg[i]);
+      }
+      for (std::int64_t j = 0; j < V; ++j) tok.v[j] = x.mixed_qkv.at({r, 2 * H * K + hv * V + j});
+      normalise(c, tok.q, tok.dq, x.use_qk_l2norm_in_kernel, x.scale, true);
+      normalise(c, tok.k, tok.dk, x.use_qk_l2norm_in_kernel, 1.0, false);
+      alpha_bound(c, tok);
+      beta_from_logit(c, tok, x.b.at({r, hv}));
+      if (x.beta_rounding == kparity::kda::BetaRounding::through_b_dtype) {
+        const DType bt = x.b.dtype;
+        const double br = round_to_dtype(tok.beta, bt);
+        const double lo = round_to_dtype(tok.beta - tok.dbeta, bt), hi = round_to_dtype(tok.beta + tok.dbeta, bt);
+        tok.dbeta = std::max(hi - br, br - lo);
+        tok.beta = br;
+      }
+      // B.2.4: the decays of the ring entries and of the checkpoint.
+      std::vector<double> W(mm * K), dW(mm * K), Dt(K), dDt(K);
+      bool finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
+                    std::isfinite(tok.beta);
+      const bool ovf = tok.overflow();
+      for (std::int64_t i = 0; i < K; ++i) {
+        double sum_abs = 0, suffix = 0;
+        for (std::int64_t e = 0; e < mm; ++e) sum_abs += std::fabs(x.g_cache.at({s, hv, e, i}));
+        const double dsum = 2 * gamma_n(static_cast<double>(mm + 1), ua) * sum_abs;
+        for (std::int64_t e = mm - 1; e >= 0; --e) {
+          const double darg = dsum + u * (std::fabs(suffix) + dsum), ex = std::exp(darg);
+          W[e * K + i] = std::exp(suffix);
+          dW[e * K + i] = W[e * K + i] * (ex - 1) + W[e * K + i] * ex * t;
+          suffix += x.g_cache.at({s, hv, e, i});
+        }
+        const double darg = dsum + u * (std::fabs(suffix) + dsum), ex = std::exp(darg);
+        Dt[i] = std::exp(suffix);
+        dDt[i] = Dt[i] * (ex - 1) + Dt[i] * ex * t;
+        finite = finite && std::isfinite(suffix) && std::isfinite(sum_abs);
+      }
+      auto fin = [&](double e) { return !finite ? 0.0 : ovf ? INFINITY : settle(e); };
+      // S_prev and its elementwise bound.
+      std::vector<double> Sp(V * K), dSp(V * K);
+      const double g_ring = gamma_n(static_cast<double>(mm + 2), ua);
+      for (std::int64_t j = 0; j < V; ++j)
+        for (std::int64_t i = 0; i < K; ++i) {
+          const double s0 = x.initial_state.at({s, hv, j, i});
+          double val = s0 * Dt[i], err = std::fabs(s0) * dDt[i] + u * std::fabs(s0) * (Dt[i] + dDt[i]);
+          double mag = std::fabs(s0) * (Dt[i] + dDt[i]);
+          for (std::int64_t e = 0; e < mm; ++e) {
+            const double d = x.d_cache.at({s, hv, e, j}), kc = x.k_cache.at({s, h, e, i});
+            const double kw = kc * W[e * K + i];
+            const double dkw = std::fabs(kc) * dW[e * K + i] + (u + u_io * (1 + u)) * std::fabs(kc) * (W[e * K + i] + dW[e * K + i]) + uf_io;
+            const double ddr = u_io * std::fabs(d) + uf_io;
+            val += d * kw;
+            err += (std::fabs(d) + ddr) * dkw + (std::fabs(kw) + dkw) * ddr;
+            mag += (std::fabs(d) + ddr) * (std::fabs(kw) + dkw);
+          }
+          Sp[j * K + i] = val;
+          dSp[j * K + i] = err + g_ring * mag;
+        }
+      // B.2.5
+      std::vector<double> qa_(K), dqa(K), ka_(K), dka(K), qmag(K), kmag(K);
+      for (std::int64_t i = 0; i < K; ++i) {
+        const double aa = tok.alpha[i] + tok.dalpha[i];
+        qa_[i] = tok.q[i] * tok.alpha[i];
+        ka_[i] = tok.k[i] * tok.alpha[i];
+        dqa[i] = tok.dq[i] * aa + std::fabs(tok.q[i]) * tok.dalpha[i] + u * (std::fabs(tok.q[i]) + tok.dq[i]) * aa;
+        dka[i] = tok.dk[i] * aa + std::fabs(tok.k[i]) * tok.dalpha[i] + u * (std::fabs(tok.k[i]) + tok.dk[i]) * aa;
+        qmag[i] = std::fabs(qa_[i]) + dqa[i];
+        kmag[i] = std::fabs(ka_[i]) + dka[i];
+      }
+      double kq = 0, kq_mag = 0, dkq = 0;
+      for (std::int64_t i = 0; i < K; ++i) {
+        const double qa = std::fabs(tok.q[i]) + tok.dq[i], kaa = std::fabs(tok.k[i]) + tok.dk[i];
+        kq += tok.k[i] * tok.q[i];
+        kq_mag += qa * kaa;
+        dkq += tok.dk[i] * qa + kaa * tok.dq[i];
+      }
+      dkq += c.g_dot() * kq_mag;
+      const double ba = tok.beta + tok.dbeta;
+      std::vector<double> dl(V), ddl(V);
+      for (std::int64_t j = 0; j < V; ++j) {
+        double sq = 0, sk = 0, dsq = 0, dsk = 0, sq_mag = 0, sk_mag = 0;
+        for (std::int64_t i = 0; i < K; ++i) {
+          const double sp = Sp[j * K + i], spa = std::fabs(sp) + dSp[j * K + i];
+          sq += sp * qa_[i];
+          sk += sp * ka_[i];
+          dsq += dSp[j * K + i] * qmag[i] + spa * dqa[i];
+          dsk += dSp[j * K + i] * kmag[i] + spa * dka[i];
+          sq_mag += spa * qmag[i];
+          sk_mag += spa * kmag[i];
+        }
+        dsq += c.g_dot() * sq_mag;
+        dsk += c.g_dot() * sk_mag;
+        const double ra = std::fabs(tok.v[j]) + sk_mag;
+        dl[j] = tok.beta * (tok.v[j] - sk);
+        const double dla = ba * ra * (1 + u);
+        ddl[j] = tok.dbeta * ra + ba * (dsk + u * ra) + u * dla;
+        const double dout = dsq + ddl[j] * kq_mag + dla * dkq + 2 * u * (sq_mag + dla * kq_mag);
+        out_b[flat(args.out, {r, 0, hv, j})] = fin(dout);
+        if (flush) {
+          for (std::int64_t i = 0; i < K; ++i) {
+            const double spa = std::fabs(Sp[j * K + i]) + dSp[j * K + i], aa = tok.alpha[i] + tok.dalpha[i];
+            const double kaa = std::fabs(tok.k[i]) + tok.dk[i];
+            const double e = dSp[j * K + i] * aa + spa * tok.dalpha[i] + ddl[j] * kaa + dla * tok.dk[i] +
+                             2 * u * (spa * aa + dla * kaa);
+            st_b[flat(args.initial_state, {s, hv, j, i})] = fin(e);
+          }
+        }
+      }
+      if (!flush) {
+        for (std::int64_t j = 0; j < V; ++j) d_b[flat(args.d_cache, {s, hv, cpos, j})] = fin(ddl[j]);
+        for (std::int64_t i = 0; i < K; ++i) g_b[flat(args.g_cache, {s, hv, cpos, i})] = fin(tok.dg[i]);
+        if (hv % G == 0)
+          for (std::int64_t i = 0; i < K; ++i)
+            k_b[flat(args.k_cache, {s, h, cpos, i})] = fin(tok.dk[i]);
+      }
+    }
+  }
+  return b;
+}
+
+}  // namespace kparity::reference::kda

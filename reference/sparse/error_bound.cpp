@@ -1,0 +1,255 @@
+// A-priori error bounds of the sparse attention ops (error_bound.hpp, issue 18 item 1b). The
+// recipe, per token t and head h, with exact (oracle) quantities on the right-hand sides:
+//
+// 1. Logits. l_j = scale * s_j + shift_j, s_j = sum_d q_d k_jd, A_j = sum_d |q_d k_jd|. Products of
+//    two bf16/f16 inputs are exact in fp32; the backend accumulates them (tensor cores, then the
+//    D-slice partials: at most D + 8 additions on any path) and computes fl(fl(s) * fl32(scale) +
+//    fl32(shift)) (decode folds log2 e into the scale and the sink first: one rounding more):
+//      |l^_j - l_j| <= delta_j = |scale| (gamma_{D+8}(u_acc) + 4u) A_j + 4u |shift_j|.
+//    The sink: sigma = fl32(sink) + fl32(shift) (times fl32(log2 e) for decode):
+//      delta_sigma = 3u (|sink| + |shift|).
+// 2. Weights. Every weight is e^(x_j), x_j = l_j - M (M the running max), computed as a product of
+//    N_f <= ceil(n / 32) + 3 factors exp2f(fl(fl(a - b) * fl32(log2 e))) (one per tile it is
+//    rescaled through, the final sink fold, the split-K combine), each one fp32 multiply. The
+//    arguments of one weight's factors are all <= 0 and telescope to l^_j - M^, so their rounding
+//    (subtraction, log2 e's rounding, the multiply: 3u relative) costs at most 3u |l^_j - M^| in
+//    the exponent, and each factor's exp2f and multiply a relative (transcendental + u). The max
+//    M^ cancels between numerator and denominator (and in M^ + ln Z^), so the backend's weights
+//    are, up to one common factor, e^(x^_j) with
+//      x^_j in [x_j - eps_j, x_j + eps_j],  eps_j = delta_j + 3u (|x_j| + delta_j + Delta)
+//                                                      + N_f (transcendental + u) * 1.01,
+//    Delta = max over keys and sink of delta (|M^ - M| <= Delta).
+// 3. Softmax. Any normalised weight p^_j = e^(x^_j) / (sum_k e^(x^_k) + e^(x^_sigma)) over that box
+//    lies in [P_j^lo, P_j^hi]: the weight at its top (bottom) corner with every other term at its
+//    bottom (top) one. So |sum_j (p^_j - p_j) v_jd| <= sum_j max(P_j^hi - p_j, p_j - P_j^lo) |v_jd|,
+//    and never more than the range of the convex hull of {0, v_jd} (both outputs lie in it).
+//    A huge eps_j (a cancelling logit: the issue's +-2^100 keys) makes this the range: the output
+//    is then undetermined by fp32 arithmetic, as the rule has to accept.
+// 4. P.V and the division. The weights are rounded to the storage dtype for P.V (relative u_T, and
+//    half the smallest subnormal u_T^0 absolutely, which only matters for f16), accumulated with
+//    gamma_{n + N_f + 8}(u_acc), divided by Z^ = sum of the unrounded weights (a sum of n + 1
+//    non-negative terms and N_f rescales: relative gamma_{n + N_f + 2}(u), and Z^ >= 1 since the
+//    largest weight is exp2f(0) = 1), then one multiply and one division:
+//      |out^_d - out_d| <= T1 + (u_T + gamma(u_acc)(1 + u_T)) sum_j P_j^hi |v_jd|
+//                          + u_T^0 sum_j |v_jd| + (gamma_Z + 3u)(|out_d| + T1 + ...)
+//                          + (n + 1) N_f 2^-125 max_j |v_jd|   (fp32 underflow of tiny weights).
+// 5. LSE. lse^ = M^ + ln Z^ = ln sum_j e^(l^_j) up to the same factors: it lies between the log-sum
+//    of the box's bottom and top corners; then Z^'s relative error, logf's 2 ulp of |ln Z^| and the
+//    final addition's u |lse| (decode: (M^ + log2 Z^) * fl32(ln 2), 3u more).
+// 6. Overflow. If some A_j (1 + gamma) (the raw fp32 dot), |scale| A_j (1 + gamma) + |shift|,
+//    |scale|, |shift| or |sigma| reaches FLT_MAX / 2, an fp32 logit may overflow: out and lse of that (t, h) get +inf. If
+//    n * max_j |v_jd| does, P.V may: out gets +inf.
+// Every bound is computed in fp64 from exact or fp64 quantities and finally inflated by 2^-30
+// relative, far above the fp64 rounding of the bound's own arithmetic.
+// Elements whose exact value is a special case (a non-finite input among the selected rows, q or
+// the sink: the result is NaN, or exact zeros and sigma) get 0: the rule compares classes there.
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <stdexcept>
+
+#include "kparity/reference/error_bound.hpp"
+#include "kparity/reference/exact_sum.hpp"
+#include "kparity/reference/sparse.hpp"
+#include "sink_attention.hpp"
+
+namespace kparity::reference::sparse {
+namespace {
+
+using detail::SinkAttention;
+using detail::TokenKeys;
+
+constexpr double kInflate = 1 + 0x1p-30;
+constexpr double kOverflow = FLT_MAX / 2;
+
+struct Sink {
+  std::vector<double>* out = nullptr;  // [T, H, D]
+  std::vector<double>* lse = nullptr;  // [T, H], or null
+};
+
+// Writes the bounds of out[t, h, :] and lse[t, h] for every head.
+void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, const Fp32Model& m, const Sink& dst) {
+  const std::int64_t H = a.q.size(1), D = a.q.size(2), n = keys.size();
+  const DType storage = a.q.dtype;
+  const double u = m.u, uT = storage == DType::f32 ? 0.0 : unit_roundoff(storage);
+  const double uT0 = storage == DType::f32 ? 0.0 : underflow_unit(storage);
+  const double Nf = std::ceil(static_cast<double>(n) / 32) + 3;
+  const double g_dot = gamma_n(static_cast<double>(D + 8), m.u_acc);
+  const double g_pv = gamma_n(static_cast<double>(n) + Nf + 8, m.u_acc);
+  const double g_z = gamma_n(static_cast<double>(n) + Nf + 2, u);
+  const double per_factor = Nf * (m.transcendental + u) * 1.01;
+
+  std::vector<double> q(D), l(n), delta(n), eps(n), lo(n + 1), hi(n + 1), p(n), dp(n), ph(n);
+  for (std::int64_t h = 0; h < H; ++h) {
+    double* out_b = dst.out->data() + (t * H + h) * D;
+    double* lse_b = dst.lse ? dst.lse->data() + t * H + h : nullptr;
+    auto set_all = [&](double v_out, double v_lse) {
+      std::fill(out_b, out_b + D, v_out);
+      if (lse_b) *lse_b = v_lse;
+    };
+    for (std::int64_t d = 0; d < D; ++d) q[d] = a.q.load(std::array{t, h, d});
+    const double sink = static_cast<double>(static_cast<float>(a.attn_sink.load_flat(h)));
+    const double sigma = sink + a.shift;
+    bool special = !std::isfinite(sigma) && sigma != -INFINITY;
+    for (std::int64_t d = 0; d < D && !special; ++d) special = !std::isfinite(q[d]);
+    for (double v : keys.rows) special = special || !std::isfinite(v);
+    if (special) {
+      set_all(0.0, 0.0);
+      continue;
+    }
+    // 1. logits and their errors; 6. overflow of a logit.
+    // The fp32 constants themselves: the kernels receive fl32(scale) and fl32(shift).
+    bool overflow = std::fabs(sigma) >= kOverflow || std::fabs(a.softmax_scale) >= kOverflow ||
+                    std::fabs(a.shift) >= kOverflow;
+    double Delta = sigma == -INFINITY ? 0.0 : 3 * u * (std::fabs(sink) + std::fabs(a.shift));
+    const double delta_sigma = Delta;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double* row = keys.rows.data() + j * D;
+      const double shift = keys.shifted[j] ? a.shift : 0.0;
+      double A = 0;
+      for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
+      A *= 1 + static_cast<double>(D) * 0x1p-52;  // an upper bound despite fp64 rounding
+      const double s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
+      l[j] = std::fma(s, a.softmax_scale, shift);
+      delta[j] = std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift);
+      // The raw dot accumulates in fp32 before the scale: it may overflow even if the logit would not.
+      overflow = overflow || A * (1 + g_dot) >= kOverflow ||
+                 std::fabs(a.softmax_scale) * A * (1 + g_dot) + std::fabs(shift) >= kOverflow;
+      Delta = std::max(Delta, delta[j]);
+    }
+    if (overflow) {
+      set_all(INFINITY, INFINITY);
+      continue;
+    }
+    // 2. the box of the effective log-weights, relative to the exact max M (the kernel's finite seed
+    // -FLT_MAX included: below it every weight is 0 and the overflow test above already fired).
+    double M = std::max(sigma, -static_cast<double>(FLT_MAX));
+    for (std::int64_t j = 0; j < n; ++j) M = std::max(M, l[j]);
+    const bool has_sink = sigma != -INFINITY;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double x = l[j] - M;
+      eps[j] = delta[j] + 3 * u * (std::fabs(x) + delta[j] + Delta) + per_factor;
+      lo[j] = x - eps[j];
+      hi[j] = x + eps[j];
+    }
+    if (has_sink) {
+      const double x = sigma - M;
+      const double e = delta_sigma + 3 * u * (std::fabs(x) + delta_sigma + Delta) + 2 * (m.transcendental + u) * 1.01;
+      lo[n] = x - e;
+      hi[n] = x + e;
+    } else {
+      lo[n] = hi[n] = -INFINITY;
+    }
+    // 3. exclusion sums sum_{k != j} e^(lo_k - c) (and of hi) without cancellation: prefix + suffix.
+    const std::int64_t terms = n + 1;  // keys, then the sink
+    const double c_lo = *std::max_element(lo.begin(), lo.begin() + terms);
+    const double c_hi = *std::max_element(hi.begin(), hi.begin() + terms);
+    std::vector<double> el(terms), eh(terms), pre_l(terms + 1, 0.0), pre_h(terms + 1, 0.0), suf_l(terms + 1, 0.0),
+        suf_h(terms + 1, 0.0);
+    for (std::int64_t k = 0; k < terms; ++k) {
+      el[k] = std::exp(lo[k] - c_lo);
+      eh[k] = std::exp(hi[k] - c_hi);
+    }
+    for (std::int64_t k = 0; k < terms; ++k) pre_l[k + 1] = pre_l[k] + el[k], pre_h[k + 1] = pre_h[k] + eh[k];
+    for (std::int64_t k = terms - 1; k >= 0; --k) suf_l[k] = suf_l[k + 1] + el[k], suf_h[k] = suf_h[k + 1] + eh[k];
+    const double safe = 1 + 4 * static_cast<double>(terms) * 0x1p-53;  // their own fp64 rounding
+    double Z = has_sink ? std::exp(sigma - M) : 0.0;
+    for (std::int64_t j = 0; j < n; ++j) Z += std::exp(l[j] - M);
+    for (std::int64_t j = 0; j < n; ++j) {
+      p[j] = std::exp(l[j] - M) / Z;
+      const double others_lo = (pre_l[j] + suf_l[j + 1]) / safe, others_hi = (pre_h[j] + suf_h[j + 1]) * safe;
+      // P^hi: this weight at its top, the others at their bottom; P^lo the other way round.
+      const double r_hi = others_lo == 0 ? 0.0 : others_lo * std::exp(c_lo - hi[j]);
+      const double r_lo = others_hi == 0 ? 0.0 : others_hi * std::exp(c_hi - lo[j]);
+      const double P_hi = std::min(1.0, 1 / (1 + r_hi) * safe), P_lo = 1 / (1 + r_lo) / safe;
+      ph[j] = P_hi;
+      dp[j] = std::max({P_hi - p[j], p[j] - P_lo, 0.0});
+    }
+    // 4. out.
+    for (std::int64_t d = 0; d < D; ++d) {
+      double t1 = 0, hv = 0, av = 0, vmax = 0, vmin = 0, amax = 0, o = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double v = keys.rows[j * D + d], av_j = std::fabs(v);
+        t1 += dp[j] * av_j;
+        hv += ph[j] * av_j;
+        av += av_j;
+        vmax = std::max(vmax, v);
+        vmin = std::min(vmin, v);
+        amax = std::max(amax, av_j);
+        o += p[j] * v;
+      }
+      if (static_cast<double>(n) * amax >= kOverflow) {
+        out_b[d] = INFINITY;
+        continue;
+      }
+      t1 = std::min(t1, vmax - vmin);
+      hv = std::min(hv, amax);
+      const double t2 = (uT + g_pv * (1 + uT)) * hv + uT0 * av;
+      const double t3 = (g_z + 3 * u) * (std::fabs(o) + t1 + t2);
+      const double tuf = (static_cast<double>(n) + 1) * Nf * 0x1p-125 * amax;
+      out_b[d] = (t1 + t2 + t3 + tuf) * kInflate;
+    }
+    // 5. lse.
+    if (lse_b && Z > 0) {
+      const double lnZ = std::log(Z);
+      const double ln_lo = c_lo + std::log(pre_l[terms] / safe), ln_hi = c_hi + std::log(pre_h[terms] * safe);
+      const double t1 = std::max({ln_hi - lnZ, lnZ - ln_lo, 0.0});
+      const double tz = g_z * 1.01 + (static_cast<double>(n) + 1) * Nf * 0x1p-125;
+      const double lse = M + lnZ;
+      *lse_b = (t1 + tz + m.transcendental * (std::fabs(lnZ) + t1 + tz) + 4 * u * (std::fabs(lse) + t1 + tz)) * kInflate;
+    }
+  }
+}
+
+template <class Gather>
+ErrorBounds bound_op(const SinkAttention& a, std::int64_t T, std::int64_t D, const Fp32Model& m, Gather gather) {
+  ErrorBounds b;
+  const std::int64_t H = a.q.size(1);
+  std::vector<double>& out = b["out"];
+  out.assign(static_cast<std::size_t>(T * H * D), 0.0);
+  std::vector<double>* lse = nullptr;
+  if (a.lse) {
+    lse = &b["lse"];
+    lse->assign(static_cast<std::size_t>(T * H), 0.0);
+  }
+  TokenKeys keys;
+  keys.D = D;
+  for (std::int64_t t = 0; t < T; ++t) {
+    keys.clear();
+    gather(t, keys);
+    bound_token(a, t, keys, m, Sink{&out, lse});
+  }
+  return b;
+}
+
+}  // namespace
+
+ErrorBounds paged_prefill_error_bound(const PagedPrefillArgs& a, const Fp32Model& m) {
+  if (a.q.ndim() != 3 || a.unified_kv.ndim() != 2 || a.kv.ndim() != 2 || a.unified_kv.size(1) != a.q.size(2) ||
+      a.kv.size(1) != a.q.size(2))
+    throw std::invalid_argument("sparse/paged_prefill error bound: q must be 3-D, unified_kv/kv 2-D with q's head dim");
+  const SinkAttention att{a.q, a.attn_sink, a.out, a.return_lse ? a.lse : std::nullopt,
+                          a.softmax_scale, a.replicated_logit_shift, detail::ExpBase::e, Precision::oracle};
+  return bound_op(att, a.q.size(0), a.q.size(2), m, [&](std::int64_t t, TokenKeys& keys) {
+    const auto pre = detail::csr_span(a.kv_indptr_prefix, a.kv_indices_prefix, t);
+    for (std::int64_t j = pre.begin; j < pre.end; ++j)
+      if (const std::int64_t i = a.kv_indices_prefix.load_int_flat(j); i >= 0) keys.append(a.unified_kv, i, false);
+    const auto ext = detail::csr_span(a.kv_indptr_extend, a.kv_indices_extend, t);
+    for (std::int64_t j = ext.begin; j < ext.end; ++j)
+      if (const std::int64_t e = a.kv_indices_extend.load_int_flat(j); e >= 0) keys.append(a.kv, e, true);
+  });
+}
+
+ErrorBounds paged_decode_error_bound(const PagedDecodeArgs& a, const Fp32Model& m) {
+  if (a.q.ndim() != 3 || a.unified_kv.ndim() != 2 || a.unified_kv.size(1) != a.q.size(2))
+    throw std::invalid_argument("sparse/paged_decode error bound: q must be 3-D, unified_kv 2-D with q's head dim");
+  const SinkAttention att{a.q, a.attn_sink, a.out, a.return_lse ? a.lse : std::nullopt,
+                          a.softmax_scale, 0.0, detail::ExpBase::two, Precision::oracle};
+  return bound_op(att, a.q.size(0), a.q.size(2), m, [&](std::int64_t t, TokenKeys& keys) {
+    const auto span = detail::csr_span(a.kv_indptr, a.kv_indices, t);
+    for (std::int64_t j = span.begin; j < span.end; ++j) keys.append(a.unified_kv, a.kv_indices.load_int_flat(j), false);
+  });
+}
+
+}  // namespace kparity::reference::sparse

@@ -1,0 +1,56 @@
+// The dispatch and the small helpers of error_bound.hpp; the bounds themselves live next to each
+// op's reference (reference/sparse/error_bound.cpp, reference/kda/error_bound.cpp).
+#include "kparity/reference/error_bound.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kparity/reference/kda.hpp"
+#include "kparity/reference/sparse.hpp"
+
+namespace kparity::reference {
+
+double gamma_n(double n, double u) noexcept {
+  const double nu = n * u;
+  return nu < 1 ? nu / (1 - nu) : INFINITY;
+}
+
+double unit_roundoff(DType t) noexcept {
+  switch (t) {
+    case DType::f32: return 0x1p-24;
+    case DType::f16: return 0x1p-11;
+    case DType::bf16: return 0x1p-8;
+    default: return 0.0;
+  }
+}
+
+double underflow_unit(DType t) noexcept {
+  switch (t) {
+    case DType::f32: return 0x1p-150;
+    case DType::f16: return 0x1p-25;
+    case DType::bf16: return 0x1p-134;
+    default: return 0.0;
+  }
+}
+
+double store_overflow(DType t) noexcept {
+  switch (t) {
+    case DType::f32: return 0x1.ffffffp127;  // FLT_MAX + half its ulp
+    case DType::f16: return 65520.0;
+    case DType::bf16: return 0x1.ffp127;      // bf16's largest (0x1.fep127) + half its ulp
+    default: return INFINITY;
+  }
+}
+
+ErrorBounds error_bound(std::string_view op, const ArgBag& bag, const Fp32Model& m) {
+  if (op == kparity::sparse::kPagedPrefillOp) return sparse::paged_prefill_error_bound(kparity::sparse::paged_prefill_args(bag), m);
+  if (op == kparity::sparse::kPagedDecodeOp) return sparse::paged_decode_error_bound(kparity::sparse::paged_decode_args(bag), m);
+  if (op == kparity::kda::kRecurrentOp) return kda::recurrent_error_bound(kparity::kda::recurrent_args(bag), m);
+  if (op == kparity::kda::kPackedDecodeOp) return kda::packed_decode_error_bound(kparity::kda::packed_decode_args(bag), m);
+  if (op == kparity::kda::kReplaySsmDecodeOp)
+    return kda::replayssm_decode_error_bound(kparity::kda::replayssm_decode_args(bag), m);
+  throw std::invalid_argument("no error bound for op '" + std::string(op) + "'");
+}
+
+}  // namespace kparity::reference
