@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <rapidcheck.h>
 
 #include "decode_spec.hpp"
 #include "kparity/core/safetensors.hpp"
@@ -141,6 +142,32 @@ TEST(DifferentialRule, JudgeTakesTheLargerOfTwiceFaithfulAndTheFloor) {
   const Call oi = with({INFINITY, -0.0, 3, 4});
   EXPECT_TRUE(judge(in, oi, oi, with({INFINITY, 0.0, 3, 4}), spec).pass);
   EXPECT_FALSE(judge(in, oi, oi, with({-INFINITY, 0.0, 3, 4}), spec).pass);
+}
+
+TEST(DifferentialRule, NaNAgreesWithEitherInfinityButFiniteNeverAgreesWithNonFinite) {
+  Call in;
+  in.op = "synthetic";
+  in.tensors["y"] = Tensor(DType::f32, {3});
+  in.written = {"y"};
+  OpFuzzSpec spec;
+  spec.abs_floor = [](const Call&, std::string_view) { return 0.1; };
+  auto with = [&](std::vector<double> v) {
+    Call c = in;
+    for (std::size_t i = 0; i < v.size(); ++i) c.at("y").view().store_flat(static_cast<std::int64_t>(i), v[i]);
+    return c;
+  };
+  // 0 * Inf is NaN in one association of a sum of products and Inf in another: agreement.
+  const Call on = with({NAN, INFINITY, 1});
+  EXPECT_TRUE(judge(in, on, on, with({INFINITY, NAN, 1}), spec).pass);
+  EXPECT_TRUE(judge(in, on, on, with({-INFINITY, NAN, 1}), spec).pass);
+  // The faithful model's class counts too: o finite, f overflowed to +Inf, b +Inf or NaN.
+  const Call of = with({1, 2, 1}), ff = with({1, INFINITY, 1});
+  EXPECT_TRUE(judge(in, of, ff, with({1, INFINITY, 1}), spec).pass);
+  EXPECT_TRUE(judge(in, of, ff, with({1, NAN, 1}), spec).pass);
+  EXPECT_FALSE(judge(in, of, ff, with({1, -INFINITY, 1}), spec).pass);
+  // A finite backend value where both references are non-finite, or the reverse, fails.
+  EXPECT_FALSE(judge(in, on, on, with({0, INFINITY, 1}), spec).pass);
+  EXPECT_FALSE(judge(in, of, of, with({1, 2, NAN}), spec).pass);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,6 +371,31 @@ TEST(Report, HasEveryFieldAndZeroCountBuckets) {
 
 // ---------------------------------------------------------------------------------------------
 // Corpus
+
+TEST(Campaign, EarlyReturnsAndDiscardsAreCountedAndBounded) {
+  // Case k of a chunk is unchecked when its drawn value is 0 mod 4 (early return) or 1 mod 4
+  // (RC_DISCARD): about half the drawn cases, far past the default bound of 0.10.
+  Property p;
+  p.name = "synthetic/half-unchecked";
+  p.body = [] {
+    const int v = *rc::gen::inRange(0, 1000);
+    if (v % 4 == 0) return note_early_return("v = 0 mod 4");
+    RC_PRE(v % 4 != 1);
+  };
+  const PropertyOutcome r = run_property(p, 7, 200, 100, true);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.cases, 200);  // passing cases, early returns among them
+  EXPECT_GT(r.early_returns, 20);
+  EXPECT_GT(r.discarded - r.early_returns, 20);
+  EXPECT_NEAR(r.discard_share(), 0.5, 0.15);
+  EXPECT_NE(r.message.find("early returns): share"), std::string::npos) << r.message;
+  // A bound that says why it allows more lets the same property pass.
+  p.max_discard_share = 0.7;
+  p.discard_why = "synthetic";
+  const PropertyOutcome ok = run_property(p, 7, 200, 100, true);
+  EXPECT_TRUE(ok.passed) << ok.message;
+  EXPECT_EQ(ok.early_returns, r.early_returns);
+}
 
 TEST(Corpus, SaveLoadReplayRoundTrip) {
   const fs::path dir = scratch("corpus");

@@ -33,7 +33,8 @@ std::string worst_error(const PropertyOutcome& o) {
 std::string outcome_line(const PropertyOutcome& o) {
   std::string line = fmt::format("{} {}  {} cases  {:.1f} s  {:.0f}/min", o.passed ? "PASS" : "FAIL", o.name, o.cases,
                                  o.seconds, o.cases_per_minute());
-  if (o.discarded > 0) line += fmt::format("  {} discarded", o.discarded);
+  if (o.discarded > 0)
+    line += fmt::format("  {} unchecked ({} early returns, share {:.2f})", o.discarded, o.early_returns, o.discard_share());
   if (auto [hit, all] = buckets_hit(o); all > 0) line += fmt::format("  buckets {}/{}", hit, all);
   if (!o.max_errors.empty()) line += "  worst error/bound: " + worst_error(o);
   return line;
@@ -99,6 +100,7 @@ nlohmann::json report_json(const CampaignResult& r) {
               {"backend", o.backend},
               {"cases", o.cases},
               {"discarded", o.discarded},
+              {"early_returns", o.early_returns},
               {"passed", o.passed},
               {"seed", hex(o.seed)},
               {"seconds", o.seconds},

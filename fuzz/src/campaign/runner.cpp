@@ -7,8 +7,11 @@
 #include <rapidcheck.h>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "kparity/core/random.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/harness_mutant.hpp"
 
 namespace kparity::fuzz {
 namespace {
@@ -25,8 +28,10 @@ class CaseCollector : public rc::detail::TestListener {
   void onTestCaseFinished(const rc::detail::CaseDescription& d) override {
     auto buckets = take_buckets();
     auto errors = take_noted_errors();
+    const int early = take_early_returns();
     if (d.result.type == rc::detail::CaseResult::Type::Discard) ++out_.discarded;
     if (d.result.type != rc::detail::CaseResult::Type::Success) return;
+    if (early > 0) ++out_.early_returns, ++out_.discarded;
     for (auto& b : buckets) ++out_.buckets[b];
     for (const auto& [name, e] : errors) {
       ErrorStat& s = out_.max_errors[name];
@@ -37,6 +42,7 @@ class CaseCollector : public rc::detail::TestListener {
     }
   }
   void onShrinkTried(const rc::detail::CaseDescription&, bool) override {
+    take_early_returns();
     take_buckets();
     take_noted_errors();
   }
@@ -52,13 +58,14 @@ bool run_chunk(const Property& p, std::uint64_t seed, int cases, int max_size, b
   params.seed = seed;
   params.maxSuccess = cases;
   params.maxSize = max_size;
-  params.disableShrinking = !shrink;
+  params.disableShrinking = !shrink || harness_mutant(HarnessMutant::shrink_returns_original);
   rc::detail::TestMetadata meta;
   meta.id = p.name;
   meta.description = p.name;
   CaseCollector listener(o);
   take_buckets();
   take_noted_errors();
+  take_early_returns();
   take_recorded_call();
   // An empty reproduce map: RC_PARAMS in the environment must not redirect a campaign.
   const auto result = rc::detail::checkProperty(rc::detail::toProperty(p.body), meta, params, listener, {});
@@ -92,6 +99,7 @@ bool run_chunk(const Property& p, std::uint64_t seed, int cases, int max_size, b
   }
   take_buckets();
   take_noted_errors();
+  take_early_returns();
   o.message = msg.str();
   return false;
 }
@@ -132,7 +140,7 @@ PropertyOutcome run_property(const Property& p, const PropertyBudget& b,
       n = time_chunk(k);
       // Never plan a chunk much longer than the time left (at the pace seen so far), so the
       // budget is overrun by about one case, not one chunk.
-      if (const int run = o.cases + o.discarded; run > 0 && used > 0)
+      if (const int run = o.cases + o.discarded - o.early_returns; run > 0 && used > 0)
         n = std::clamp(static_cast<int>(left / (used / run)), 1, n);
     } else {
       n = std::min(total - o.cases, 100);
@@ -148,6 +156,15 @@ PropertyOutcome run_property(const Property& p, const PropertyBudget& b,
     if (on_chunk) on_chunk(o, since(t0));
   }
   o.seconds = since(t0);
+  if (o.passed && o.discard_share() > p.max_discard_share) {
+    o.passed = false;
+    o.repro_cases = 0;
+    o.message = fmt::format("{} of {} drawn cases unchecked ({} discarded, {} early returns): share {:.3f} > bound "
+                            "{:.2f}{}\n",
+                            o.discarded, o.cases + o.discarded - o.early_returns, o.discarded - o.early_returns,
+                            o.early_returns, o.discard_share(), p.max_discard_share,
+                            p.discard_why.empty() ? "" : " (" + p.discard_why + ")");
+  }
   return o;
 }
 
@@ -155,6 +172,11 @@ std::uint64_t chunk_seed(std::uint64_t seed, int chunk) {
   if (chunk == 0) return seed;
   std::uint64_t x = seed ^ (0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(chunk));
   return splitmix64(x);
+}
+
+double PropertyOutcome::discard_share() const {
+  const int drawn = cases + discarded - early_returns;
+  return drawn > 0 ? static_cast<double>(discarded) / drawn : 0.0;
 }
 
 double PropertyOutcome::cases_per_minute() const { return seconds > 0 ? cases * 60.0 / seconds : 0.0; }

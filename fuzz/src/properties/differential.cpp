@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "kparity/core/format.hpp"
+#include "kparity/fuzz/harness_mutant.hpp"
 #include "kparity/ops/op_table.hpp"
 
 namespace kparity::fuzz {
@@ -27,7 +28,11 @@ int value_class(double x) {
 // factor (0 * Inf = NaN) in one association of a sum of products and not in another (the kernels'
 // factored ReplaySSM readout; an fp32 overflow the oracle does not see), so NaN and +-Inf are the
 // same verdict, "non-finite", while +Inf against -Inf is still a sign error.
-bool same_verdict(int a, int b) { return a == b || (a != 0 && b != 0 && (a == 1 || b == 1)); }
+bool same_verdict(int a, int b) {
+  if (harness_mutant(HarnessMutant::classes_merged)) return a == b || (a != 0 && b != 0);
+  if (harness_mutant(HarnessMutant::classes_split)) return a == b;
+  return a == b || (a != 0 && b != 0 && (a == 1 || b == 1));
+}
 
 std::string index_text(std::span<const std::int64_t> idx) {
   std::string s = "[";
@@ -83,7 +88,10 @@ DifferentialResult judge(const Call& input, const Call& oracle, const Call& fait
   for (const auto& name : input.written) {
     TensorError e = judge_tensor(name, oracle.at(name).view(), faithful.at(name).view(), backend.at(name).view());
     e.floor = spec.abs_floor ? spec.abs_floor(input, name) : 0.0;
-    e.bound = std::max(2.0 * e.faithful, e.floor);
+    if (harness_mutant(HarnessMutant::rule_no_floor)) e.floor = 0.0;
+    if (harness_mutant(HarnessMutant::rule_floor_x100)) e.floor *= 100.0;
+    const double factor = harness_mutant(HarnessMutant::rule_factor_one) ? 1.0 : 2.0;
+    e.bound = std::max(factor * e.faithful, e.floor);
     e.pass = !e.mismatch && e.backend <= e.bound;
     r.pass = r.pass && e.pass;
     r.tensors.push_back(std::move(e));
