@@ -5,6 +5,7 @@
 #include <rapidcheck.h>
 
 #include "kparity/core/format.hpp"
+#include "kparity/fuzz/properties/property.hpp"
 #include "sparse_support.hpp"
 
 namespace kparity::fuzz::sparse_fuzz {
