@@ -372,6 +372,19 @@ TEST(Report, HasEveryFieldAndZeroCountBuckets) {
 // ---------------------------------------------------------------------------------------------
 // Corpus
 
+TEST(Campaign, AFailureIsShrunkToTheMinimalValue) {
+  // Fails from 1000 up: a shrinking runner reports exactly 1000, whatever value it first hit.
+  Property p;
+  p.name = "synthetic/fails-from-1000";
+  p.body = [] {
+    const int v = *rc::gen::inRange(0, 1000000);
+    if (v >= 1000) RC_FAIL("v=" + std::to_string(v) + " ");
+  };
+  const PropertyOutcome r = run_property(p, 11, 100, 100, true);
+  ASSERT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("v=1000 "), std::string::npos) << r.message;
+}
+
 TEST(Campaign, EarlyReturnsAndDiscardsAreCountedAndBounded) {
   // Case k of a chunk is unchecked when its drawn value is 0 mod 4 (early return) or 1 mod 4
   // (RC_DISCARD): about half the drawn cases, far past the default bound of 0.10.
