@@ -115,18 +115,27 @@ TEST(DifferentialRule, NaNPropagatedLikeTheReferencesIsAgreement) {
   EXPECT_FALSE(differential(c, scrub, decode_spec()).pass);
 }
 
-TEST(DifferentialRule, JudgeTakesTheLargerOfTwiceFaithfulAndTheFloor) {
+// A one-tensor call "y" of n f32 elements with a 0.1 floor, for judge() on chosen values.
+struct Synthetic {
   Call in;
-  in.op = "synthetic";
-  in.tensors["y"] = Tensor(DType::f32, {4});
-  in.written = {"y"};
   OpFuzzSpec spec;
-  spec.abs_floor = [](const Call&, std::string_view) { return 0.1; };
-  auto with = [&](std::vector<double> v) {
+  explicit Synthetic(std::int64_t n) {
+    in.op = "synthetic";
+    in.tensors["y"] = Tensor(DType::f32, {n});
+    in.written = {"y"};
+    spec.abs_floor = [](const Call&, std::string_view) { return 0.1; };
+  }
+  Call operator()(const std::vector<double>& v) const {
     Call c = in;
     for (std::size_t i = 0; i < v.size(); ++i) c.at("y").view().store_flat(static_cast<std::int64_t>(i), v[i]);
     return c;
-  };
+  }
+};
+
+TEST(DifferentialRule, JudgeTakesTheLargerOfTwiceFaithfulAndTheFloor) {
+  const Synthetic with(4);
+  const Call& in = with.in;
+  const OpFuzzSpec& spec = with.spec;
   const Call o = with({1, 2, 3, 4});
   // Faithful exact: the floor decides.
   EXPECT_TRUE(judge(in, o, o, with({1, 2, 3.09, 4}), spec).pass);
@@ -145,17 +154,9 @@ TEST(DifferentialRule, JudgeTakesTheLargerOfTwiceFaithfulAndTheFloor) {
 }
 
 TEST(DifferentialRule, NaNAgreesWithEitherInfinityButFiniteNeverAgreesWithNonFinite) {
-  Call in;
-  in.op = "synthetic";
-  in.tensors["y"] = Tensor(DType::f32, {3});
-  in.written = {"y"};
-  OpFuzzSpec spec;
-  spec.abs_floor = [](const Call&, std::string_view) { return 0.1; };
-  auto with = [&](std::vector<double> v) {
-    Call c = in;
-    for (std::size_t i = 0; i < v.size(); ++i) c.at("y").view().store_flat(static_cast<std::int64_t>(i), v[i]);
-    return c;
-  };
+  const Synthetic with(3);
+  const Call& in = with.in;
+  const OpFuzzSpec& spec = with.spec;
   // 0 * Inf is NaN in one association of a sum of products and Inf in another: agreement.
   const Call on = with({NAN, INFINITY, 1});
   EXPECT_TRUE(judge(in, on, on, with({INFINITY, NAN, 1}), spec).pass);
