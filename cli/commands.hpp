@@ -51,6 +51,15 @@ struct FuzzOptions {
   bool no_shrink = false;
   bool list = false;
   bool self_test = false;
+  std::optional<int> jobs;  // empty: the machine's hardware threads
+  std::string shard;        // "i/n" or "auto"; empty: the whole campaign
+};
+
+// `kparity fuzz merge a.json b.json ... [-o all.json]`: shard reports into one. Exit status as the
+// campaign's: 0 every property held, 1 one did not, 2 bad input.
+struct FuzzMergeOptions {
+  std::vector<std::string> reports;
+  std::string output;
 };
 
 // The default campaign's wall-clock budget when neither --cases nor --time is given: the README's
@@ -60,5 +69,6 @@ inline constexpr double kDefaultFuzzSeconds = 90.0;
 int explain(const ExplainOptions& o);
 int run(const RunOptions& o);
 int fuzz(const FuzzOptions& o);
+int fuzz_merge(const FuzzMergeOptions& o);
 
 }  // namespace kparity::cli

@@ -9,9 +9,11 @@
 
 #include "commands.hpp"
 #include "kparity/fuzz/campaign/campaign.hpp"
-#include "kparity/fuzz/corpus/corpus.hpp"
-
+#include "kparity/fuzz/campaign/merge.hpp"
+#include "kparity/fuzz/campaign/report.hpp"
 #include "kparity/fuzz/campaign/selftest.hpp"
+#include "kparity/fuzz/campaign/workers.hpp"
+#include "kparity/fuzz/corpus/corpus.hpp"
 
 namespace kparity::cli {
 namespace {
@@ -85,13 +87,42 @@ int fuzz(const FuzzOptions& o) {
     c.progress = isatty(STDOUT_FILENO) != 0;
     c.corpus_dir = o.corpus;
     c.report_path = o.report;
+    c.jobs = o.jobs.value_or(fz::default_jobs());
+    if (!o.shard.empty()) c.shard = fz::parse_shard(o.shard);
     const fz::CampaignResult r = fz::run_campaign(c, std::cout);
     return r.passed() ? kExitOk : kExitMismatch;
-  } catch (const std::invalid_argument& e) {  // --op / --property that match nothing
+  } catch (const std::invalid_argument& e) {  // --op / --property that match nothing, a bad --shard
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitBadInput;
   }
+}
+
+int fuzz_merge(const FuzzMergeOptions& o) {
+  std::vector<fz::CampaignResult> shards;
+  fz::CampaignResult merged;
+  try {
+    for (const auto& path : o.reports) shards.push_back(fz::read_report(path));
+    merged = fz::merge_shards(shards);
+  } catch (const std::exception& e) {  // unreadable reports, shards that do not fit together
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitBadInput;
+  }
+  std::printf("kparity fuzz merge: %zu shard reports, seed 0x%llx\n", shards.size(),
+              static_cast<unsigned long long>(merged.options.seed));
+  for (const auto& p : merged.properties) std::printf("%s\n", fz::outcome_line(p).c_str());
+  std::fflush(stdout);
+  fz::print_summary(merged, std::cout);
+  if (!o.output.empty()) {
+    try {
+      fz::write_report(merged, o.output);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return kExitBadInput;
+    }
+    std::cout << "report: " << o.output << "\n";
+  }
+  return merged.passed() ? kExitOk : kExitMismatch;
 }
 
 }  // namespace kparity::cli

@@ -34,10 +34,14 @@ int main(int argc, char** argv) {
   run_cmd->add_option("dump", ro.dump, "The dump (.safetensors); see README, 'Replaying a call'")->required();
   run_cmd->add_option("--precision", ro.precision, "oracle (fp64, the truth) or faithful (upstream rounding points)")
       ->check(CLI::IsMember({"oracle", "faithful"}));
-  run_cmd->add_option("--out-dtype", ro.out_dtype, "Write outputs as f32 (oracle: computed without bf16/f16 rounding)")
+  run_cmd->add_option("--out-dtype", ro.out_dtype,
+                      "Write outputs as f32 or f64 (oracle: stored once in that dtype; f64 is not rounded at all)")
       ->check(CLI::IsMember({"f32", "f64"}));
-  run_cmd->add_option("--backend", ro.backend, "reference (scalar host reference)");
-  run_cmd->add_option("-o,--output", ro.output, "Result file (default: <dump>.result.safetensors)");
+  run_cmd->add_option("--backend", ro.backend,
+                      "reference (scalar host reference), cuda (kparity's kernel, judged against the oracle) or all")
+      ->check(CLI::IsMember({"reference", "cuda", "all"}));
+  run_cmd->add_option("-o,--output", ro.output,
+                      "Result file (default: <dump>.result.safetensors; with --backend all, one per backend: <stem>.<backend>.safetensors)");
   run_cmd->add_option("--atol", ro.atol, "Absolute tolerance for every expected.* comparison (needs --rtol)");
   run_cmd->add_option("--rtol", ro.rtol, "Relative tolerance for every expected.* comparison (needs --atol)");
 
@@ -63,6 +67,13 @@ int main(int argc, char** argv) {
   fuzz_cmd->add_flag("--list", fz.list, "List the properties (kind, backend, op, name) and exit");
   fuzz_cmd->add_flag("--self-test", fz.self_test, "Plant known bugs in a copy of the reference; every one must be caught");
   fuzz_cmd->add_option("--replay", fz.replay, "Replay the corpus dumps in this directory (or this one dump) as regression cases");
+  fuzz_cmd->add_option("--jobs", fz.jobs, "Worker processes (default: the machine's hardware threads); results do not depend on it")
+      ->check(CLI::PositiveNumber);
+  fuzz_cmd->add_option("--shard", fz.shard, "Run shard i/n of the campaign, or auto (Slurm array or Kubernetes Indexed Job)");
+  FuzzMergeOptions fm;
+  auto* merge_cmd = fuzz_cmd->add_subcommand("merge", "Merge the --report files of a campaign's shards into one report");
+  merge_cmd->add_option("reports", fm.reports, "The shards' report files")->required();
+  merge_cmd->add_option("-o,--output", fm.output, "Write the merged report here");
 #endif
 
   try {
@@ -75,6 +86,7 @@ int main(int argc, char** argv) {
     if (explain_cmd->parsed()) return explain(ex);
     if (run_cmd->parsed()) return run(ro);
 #ifdef KPARITY_HAVE_FUZZ
+    if (merge_cmd->parsed()) return fuzz_merge(fm);
     if (fuzz_cmd->parsed()) return fuzz(fz);
 #endif
   } catch (const std::exception& e) {

@@ -1,45 +1,70 @@
-// `kparity run`: validate a dumped call, run the reference, write outputs, compare expected.*.
+// `kparity run`: validate a dumped call, run it on each backend asked for (the scalar reference,
+// kparity's CUDA kernel), and for each compare what it wrote with expected.* and write it out.
+#include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "commands.hpp"
-#include "kparity/core/format.hpp"
+#include "kparity/diagnostics/catalog.hpp"
 #include "kparity/diagnostics/errors.hpp"
-#include "kparity/ops/compare.hpp"
 #include "kparity/ops/dump.hpp"
-
-#ifndef KPARITY_VERSION
-#define KPARITY_VERSION "unknown"
-#endif
+#include "kparity/ops/wide_outputs.hpp"
+#include "run_cuda.hpp"
+#include "run_results.hpp"
 
 namespace kparity::cli {
 namespace {
 
-namespace fs = std::filesystem;
-using ops::Comparison;
-using ops::Dump;
-using ops::Tolerance;
+// The reference's own default: upstream checks plus every kparity check, deep ones included.
+const ValidateOptions kStrict = ValidateOptions::strict(Entry::reference);
 
 void print_diagnostics(const std::vector<Diagnostic>& ds) {
   for (const auto& d : ds) std::fprintf(stderr, "%s\n", d.render_text().c_str());
 }
 
-std::string default_output(const std::string& dump) {
-  fs::path p(dump);
-  return (p.parent_path() / (p.stem().string() + ".result.safetensors")).string();
+std::string slug_of(const std::string& id) {
+  const CatalogEntry* e = Catalog::embedded().by_id(id);
+  return e ? e->slug : id;
 }
 
-Tensor widened(const TensorView& v) {
-  Tensor t(DType::f32, v.shape());
-  t.copy_from(v);
-  return t;
+// The oracle rounds only when it stores, so on exact f32/f64 copies of the written tensors its
+// results are rounded to that dtype instead of the call's (ops/wide_outputs.hpp, with the waiver it
+// documents). Faithful keeps the call's dtypes, which are upstream rounding points (out.dtype drives
+// ReplaySSM's reconstruction); its results are widened afterwards.
+ops::WideCall reference_call(const ops::Dump& dump, reference::Precision p, std::optional<DType> wide) {
+  ops::WideCall call;
+  call.bag = dump.bag;
+  if (!wide || p != reference::Precision::oracle) return call;
+  try {
+    call = ops::widen_written(dump.op->op, dump.bag, *wide, kStrict);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "note: %s; the oracle stores in the dump's dtypes, widened afterwards\n", e.what());
+    call = ops::WideCall{};
+    call.bag = dump.bag;
+  }
+  for (const auto& id : call.waived) {
+    std::fprintf(stderr, "note: the %s copies of the written tensors break %s (%s), waived for the oracle run: the call "
+                 "passes it in its own dtypes\n", dtype_name(*wide).data(), slug_of(id).c_str(), id.c_str());
+  }
+  return call;
 }
 
-bool narrow_float(const TensorView& v) { return v.dtype == DType::bf16 || v.dtype == DType::f16; }
+int run_reference_block(const ops::Dump& dump, const RunOptions& o, reference::Precision p, bool several) {
+  std::printf("reference (%s):\n", o.precision.c_str());
+  const std::optional<DType> wide = out_dtype(o);
+  const ops::WideCall call = reference_call(dump, p, wide);
+  try {
+    ops::run_reference(dump.op->op, call, p, kStrict);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.full_text().c_str());
+    return e.diagnostic().error_class == ErrorClass::InternalError ? kExitInternal : kExitBadInput;
+  }
+  BackendResults results;
+  for (const auto& name : dump.op->written_by(call.bag)) add_result(results, name, call.bag.tensors.at(name), wide);
+  const int status = compare_expected(dump, results, o);
+  return std::max(status, write_results(result_path(o, "reference", several), results, dump, o, "reference"));
+}
 
 }  // namespace
 
@@ -49,22 +74,26 @@ int run(const RunOptions& o) {
     std::fprintf(stderr, "error: --precision must be oracle or faithful\n");
     return kExitBadInput;
   }
-  if (o.backend != "reference") {
-    std::fprintf(stderr, "error: --backend %s is not available; this build has: reference\n", o.backend.c_str());
+  if (o.backend != "reference" && o.backend != "cuda" && o.backend != "all") {
+    std::fprintf(stderr, "error: --backend must be reference, cuda or all\n");
     return kExitBadInput;
   }
-  if (o.out_dtype == "f64") {
-    // kparity's tensors have no f64 dtype; f32 already carries 16 more mantissa bits than bf16.
-    std::fprintf(stderr, "error: --out-dtype f64 is not supported (kparity tensors stop at f32); use --out-dtype f32\n");
+  if (!o.out_dtype.empty() && o.out_dtype != "f32" && o.out_dtype != "f64") {
+    std::fprintf(stderr, "error: --out-dtype must be f32 or f64\n");
     return kExitBadInput;
   }
   if (o.atol.has_value() != o.rtol.has_value()) {
     std::fprintf(stderr, "error: give both --atol and --rtol, or neither\n");
     return kExitBadInput;
   }
-  const bool widen = o.out_dtype == "f32";
+  const bool want_reference = o.backend != "cuda", want_cuda = o.backend != "reference";
+  const CudaAvailability cuda = want_cuda ? cuda_availability() : CudaAvailability{};
+  if (o.backend == "cuda" && !cuda.available) {
+    std::fprintf(stderr, "error: --backend cuda cannot run here: %s\n", cuda.why.c_str());
+    return kExitBadInput;
+  }
 
-  Dump dump;
+  ops::Dump dump;
   try {
     dump = ops::load_dump(o.dump);
   } catch (const std::exception& e) {  // SafetensorsError, DumpError, filesystem errors
@@ -72,104 +101,45 @@ int run(const RunOptions& o) {
     return kExitBadInput;
   }
   for (const auto& w : dump.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  const ops::OpInfo& info = *dump.op;
-  const OpContract* contract = find_op_contract(info.op);
+  const std::string op(dump.op->op);
+  const OpContract* contract = find_op_contract(op);
   if (!contract) {
-    std::fprintf(stderr, "kparity: internal error: no contract registered for %s\n", std::string(info.op).c_str());
+    std::fprintf(stderr, "kparity: internal error: no contract registered for %s\n", op.c_str());
     return kExitInternal;
   }
-
-  // The reference's own default: upstream checks plus every kparity check, deep ones included.
-  const ValidateOptions options = ValidateOptions::strict(Entry::reference);
   try {
-    print_diagnostics(contract->check(dump.bag, options));
+    print_diagnostics(contract->check(dump.bag, kStrict));
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.full_text().c_str());
     return kExitBadInput;
   } catch (const std::invalid_argument& e) {  // a required argument is missing from the dump
-    std::fprintf(stderr, "error: %s: %s\n", std::string(info.op).c_str(), e.what());
+    std::fprintf(stderr, "error: %s: %s\n", op.c_str(), e.what());
+    return kExitBadInput;
+  }
+  const bool run_kernel = cuda.available && cuda_implements(op);
+  if (o.backend == "cuda" && !run_kernel) {
+    std::fprintf(stderr, "error: --backend cuda: kparity has no CUDA kernel for %s\n", op.c_str());
     return kExitBadInput;
   }
 
-  // Oracle rounds only when storing, so running it on fp32 copies of the written tensors gives
-  // results not limited by bf16/f16. Faithful keeps the dump's dtypes: they are upstream rounding
-  // points (out.dtype drives ReplaySSM's reconstruction), and its results are widened afterwards.
-  ArgBag run_bag = dump.bag;
-  std::map<std::string, Tensor> wide;
-  if (widen && *precision == reference::Precision::oracle) {
-    for (auto name : info.written_names()) {
-      auto it = run_bag.tensors.find(std::string(name));
-      if (it == run_bag.tensors.end() || !narrow_float(it->second)) continue;
-      it->second = wide.insert_or_assign(it->first, widened(it->second)).first->second.view();
-    }
-    std::vector<Diagnostic> ds = contract->validate(run_bag, options);
-    bool rejected = std::any_of(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Severity::error; });
-    if (rejected) {
-      std::fprintf(stderr, "note: the fp32 copies of the outputs break a contract (%s); running in the dump's dtypes\n",
-                   ds.front().id.c_str());
-      run_bag = dump.bag;
-      wide.clear();
+  // The reference updates state and rings in place, so the kernel starts from a copy taken first.
+  std::map<std::string, Tensor> before;
+  ArgBag inputs = dump.bag;
+  if (run_kernel && want_reference) {
+    for (auto& [name, v] : inputs.tensors) {
+      Tensor& copy = before.insert_or_assign(name, Tensor(v.dtype, v.shape())).first->second;
+      v = copy.copy_from(v).view();
     }
   }
 
-  try {
-    info.run(run_bag, *precision, options);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s\n", e.full_text().c_str());
-    return e.diagnostic().error_class == ErrorClass::InternalError ? kExitInternal : kExitBadInput;
-  }
-
-  std::map<std::string, TensorView> results;
-  std::map<std::string, Tensor> converted;
-  for (auto name : info.written_names()) {
-    auto it = run_bag.tensors.find(std::string(name));
-    if (it == run_bag.tensors.end()) continue;  // an absent optional output (lse without return_lse)
-    TensorView v = it->second;
-    if (widen && narrow_float(v)) v = converted.insert_or_assign(it->first, widened(v)).first->second.view();
-    results[it->first] = v;
-  }
-
+  const bool several = o.backend == "all";
   int status = kExitOk;
-  if (!dump.expected.empty()) {
-    std::printf("comparison against expected.* (|got - expected| <= atol + rtol*|expected|):\n");
-    for (const auto& [name, exp] : dump.expected) {
-      auto r = results.find(name);
-      if (r == results.end()) {
-        std::printf("  %-14s FAIL  the run wrote no `%s`\n", name.c_str(), name.c_str());
-        status = kExitMismatch;
-        continue;
-      }
-      const DType stored = dump.bag.tensors.at(name).dtype;
-      Tolerance tol = o.atol ? Tolerance{*o.atol, *o.rtol}
-                             : ops::documented_tolerance(info.op, name, stored, exp->dtype());
-      Comparison c = ops::compare(r->second, exp->view(), tol);
-      if (!c.problem.empty()) {
-        std::printf("  %-14s FAIL  %s\n", name.c_str(), c.problem.c_str());
-      } else {
-        std::printf("  %-14s max_abs %.3e  max_rel %.3e  atol %.1e rtol %.1e  mismatched %lld/%lld  %s\n", name.c_str(),
-                    c.max_abs, c.max_rel, tol.atol, tol.rtol, static_cast<long long>(c.mismatched),
-                    static_cast<long long>(c.count), c.pass() ? "PASS" : "FAIL");
-      }
-      if (!c.pass()) status = kExitMismatch;
-    }
+  if (want_reference) status = run_reference_block(dump, o, *precision, several);
+  if (want_cuda) {
+    if (!cuda.available) std::printf("cuda: skipped, %s\n", cuda.why.c_str());
+    else if (!run_kernel) std::printf("cuda: skipped, kparity has no CUDA kernel for %s\n", op.c_str());
+    else status = std::max(status, run_cuda(dump, inputs, o, several));
   }
-
-  const std::string out_path = o.output.empty() ? default_output(o.dump) : o.output;
-  try {
-    write_safetensors(out_path, results,
-                      {{"op", std::string(info.op)},
-                       {"precision", o.precision},
-                       {"backend", o.backend},
-                       {"source", fs::path(o.dump).filename().string()},
-                       {"kparity_version", KPARITY_VERSION}});
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: cannot write %s: %s\n", out_path.c_str(), e.what());
-    return kExitBadInput;
-  }
-  std::printf("wrote %s:", out_path.c_str());
-  for (const auto& [name, v] : results)
-    std::printf(" %s %s %s;", name.c_str(), py_tuple(v.shape()).c_str(), py_dtype(v.dtype).c_str());
-  std::printf("\n");
   return status;
 }
 

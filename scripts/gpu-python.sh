@@ -26,6 +26,9 @@ if compgen -G ".deps/wheels/*.whl" > /dev/null; then
   export PYTHONPATH=$tools${PYTHONPATH:+:$PYTHONPATH}
 fi
 settings=()
+# The kparity libraries were built against the carried Debian headers (gpu-suite.sh unpacks .deps/*.deb
+# there); the extension must see the same nlohmann_json, whose ABI tag is part of kparity's symbols.
+[ -d .deps/root/usr ] && settings+=(--config-settings=cmake.define.CMAKE_PREFIX_PATH="$ROOT/.deps/root/usr")
 if [ -f "$BUILD/kparity-config.cmake" ] && [ -f "$BUILD/kernels/libkparity_kernels.a" ]; then
   mode="reuse of $BUILD"
   settings+=(--config-settings=cmake.source-dir=python "--config-settings=build-dir=build-python/reuse-{wheel_tag}"

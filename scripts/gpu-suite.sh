@@ -127,7 +127,7 @@ fi
 echo "GPU: $(head -n1 "$LOGS/gpu.txt")"
 
 if has build; then
-  targets=(kparity_kernels test_gpu_dispatch kparity_cli)
+  targets=(kparity_kernels test_gpu_dispatch test_gpu_cli kparity_cli)
   ops_has kda && targets+=(test_gpu_kda kda_decode_bench memory_probe)
   ops_has sparse && targets+=(test_gpu_sparse bench_sparse)
   gen=(); command -v ninja >/dev/null && gen=(-G Ninja)

@@ -7,11 +7,13 @@ if(TARGET test_fuzz_corpus AND TARGET kparity_cli)
   add_test(NAME fuzz.self_test COMMAND kparity_cli fuzz --self-test)
   set_tests_properties(fuzz.self_test PROPERTIES LABELS cpu TIMEOUT 300)
 endif()
-if(TARGET test_cli)
-  # The CLI tests run the real binary, so they need its path and must build after it.
-  target_compile_definitions(test_cli PRIVATE KPARITY_CLI_PATH="$<TARGET_FILE:kparity_cli>")
-  add_dependencies(test_cli kparity_cli)
-endif()
+foreach(cli_test test_cli test_gpu_cli)
+  if(TARGET ${cli_test})
+    # The CLI tests run the real binary, so they need its path and must build after it.
+    target_compile_definitions(${cli_test} PRIVATE KPARITY_CLI_PATH="$<TARGET_FILE:kparity_cli>")
+    add_dependencies(${cli_test} kparity_cli)
+  endif()
+endforeach()
 
 # fmt's find-package test: install this build into a scratch prefix, move the prefix (the package
 # must be relocatable), then configure, build and run examples/host_app against it; a second run

@@ -10,6 +10,7 @@ bool Checker::fail(std::string_view id, std::string where, std::vector<DiagArg> 
                    std::vector<std::string> notes) {
   // A contract that ignores the stop signal must not report a second "first" error.
   if (stopped_) return true;
+  if (std::find(options_.waived.begin(), options_.waived.end(), id) != options_.waived.end()) return false;
   std::string location;
   location.reserve(op_.size() + 2 + where.size());
   location.append(op_).append("::").append(where);

@@ -4,7 +4,8 @@
 // and r + 8, r = lane / 4, and for n8 tile j the two columns 8j + 2 (lane % 4) + {0, 1}; element e of
 // a tile's four is row r for e < 2 and row r + 8 for e >= 2. The kernels keep their fragments in
 // different arrays (mma.sync tiles, wgmma accumulators), so the helpers take them as accessors
-// `s(j, e)` / `o(n, e)` returning float&; everything inlines to the same code as written in place.
+// `s(j, e)` / `o(n, e)` returning float&. Everything is force-inlined: the abstraction costs no call
+// and no register (ptxas counts equal to or below the hand-written form).
 //
 // Semantics (spec sparse_attention.md C.1-C.4, mirroring sglang unified_kv_kernels/paged_prefill.py):
 // a -FLT_MAX running-max seed, masked keys at -inf so their weights are exactly 0, exp2 with log2(e)
@@ -48,8 +49,8 @@ struct KeyFlags {
   bool live, extend;
 };
 
-// One key tile of NJ n8 tiles: raw scores s(j, e) become the unrounded weights exp(s * scale + shift
-// - m_new), `st` moves to the tile's running max and sum, and the returned factors (x: row r, y:
+// One key tile of NJ n8 tiles: raw scores s(j, e) become the unrounded weights exp(s * scale (+ shift
+// for extend keys) - m_new), `st` moves to the tile's running max and sum, and the returned factors (x: row r, y:
 // row r + 8) rescale the rows' accumulators (rescale_rows). key(i) gives the flags of the tile's key i.
 template <int NJ, class S, class Key>
 __device__ __forceinline__ float2 softmax_tile(S&& s, Key&& key, int lane, float scale, float shift, RowPairStats& st) {

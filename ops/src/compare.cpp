@@ -16,6 +16,7 @@ Tolerance torch_default(DType t) {
     case DType::f16: return {1e-5, 1e-3};
     case DType::bf16: return {1e-5, 1.6e-2};
     case DType::f32: return {1e-5, 1.3e-6};
+    case DType::f64: return {1e-7, 1e-7};
     default: return {0.0, 0.0};
   }
 }

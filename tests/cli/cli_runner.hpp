@@ -11,6 +11,8 @@
 
 #include <unistd.h>
 
+#include "cli/scratch_dir.hpp"
+
 namespace kparity::test {
 
 struct CliResult {
@@ -30,14 +32,6 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-// A fresh directory per test binary run, removed by the caller's fixture.
-inline std::filesystem::path scratch_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("kparity_cli_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
 }
 
 inline CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& dir) {

@@ -59,6 +59,25 @@ TEST(Checker, WarningsDroppedWhenDisabled) {
   EXPECT_TRUE(c.diagnostics().empty());
 }
 
+TEST(Checker, WaivedIdsCountAsPasses) {
+  ScopedCatalog scope;
+  const std::string_view waived[] = {"aaaaaaaaaaaaaaa1"};
+  ValidateOptions o;
+  o.waived = waived;
+  Checker c(kOp, Checker::Mode::first_error, o);
+  EXPECT_FALSE(c.fail("aaaaaaaaaaaaaaa1", "arg[g_cache].dtype")) << "a waived error neither stops nor is reported";
+  EXPECT_FALSE(c.stopped());
+  EXPECT_TRUE(c.diagnostics().empty());
+  EXPECT_TRUE(c.fail("aaaaaaaaaaaaaaa2", "arg[write_pos]", {{"shape", "(2,)"}})) << "other ids still fail";
+  // Through the entry points: the checks after a waived failure still run (the warning is reported),
+  // and check() throws only for what is not waived.
+  std::vector<Diagnostic> w;
+  EXPECT_NO_THROW(w = run_check<ToyArgs>(kOp, &toy_contract, {true, true, false}, o));
+  EXPECT_EQ(ids(w), (std::vector<std::string>{"aaaaaaaaaaaaaaa4"}));
+  EXPECT_EQ(ids(run_validate<ToyArgs>(kOp, &toy_contract, {true, true, false}, {})),
+            (std::vector<std::string>{"aaaaaaaaaaaaaaa1", "aaaaaaaaaaaaaaa4"})) << "without the waiver";
+}
+
 TEST(Checker, OptionsAccessors) {
   Checker c(kOp, Checker::Mode::all, ValidateOptions::strict(Entry::reference));
   EXPECT_TRUE(c.extra());

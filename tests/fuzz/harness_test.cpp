@@ -240,7 +240,9 @@ TEST(Campaign, TimeBudgetIsWallClock) {
   EXPECT_TRUE(r.passed());
   EXPECT_GE(r.seconds, 0.6);
   EXPECT_LT(r.seconds, 0.8);
-  for (const auto& p : r.properties) EXPECT_NEAR(p.seconds, 0.2, 0.05) << p.name;
+  // Each property gets its share of what is left (0.2 s); 0.1 s of slack absorbs a loaded CI machine's
+  // scheduling delays and still tells a shared budget from one property taking it all (0.6 s).
+  for (const auto& p : r.properties) EXPECT_NEAR(p.seconds, 0.2, 0.1) << p.name;
 }
 
 TEST(Campaign, CasesBudgetIsExact) {

@@ -1,9 +1,13 @@
 // The campaign around the runner: selection, progress, corpus, report (campaign.hpp).
 #include "kparity/fuzz/campaign/campaign.hpp"
 
+#include "parallel.hpp"
+
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <ostream>
+#include <tuple>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -31,11 +35,27 @@ bool matches_op(const std::string& op, const std::vector<std::string>& wanted) {
   return false;
 }
 
-std::string file_stem(const PropertyOutcome& o) {
-  std::string s = o.name;
-  for (char& c : s)
-    if (c == '/' || c == ' ') c = '.';
-  return s + "-" + fmt::format("{:016x}", o.seed);
+// One property's line, and for a failure its message, repro line and corpus dump.
+void finish(PropertyOutcome& o, const CampaignOptions& opt, const FailedCall& call, std::ostream& log) {
+  log << outcome_line(o) << "\n";
+  if (!o.passed) {
+    o.repro = repro_command(o, opt);
+    std::istringstream lines(o.message);
+    for (std::string line; std::getline(lines, line);) log << "    " << line << "\n";
+    log << "  repro: " << o.repro << "\n";
+    if (call.recorded && !opt.corpus_dir.empty()) {
+      try {
+        o.saved = call.save();
+        log << "  saved: " << o.saved << " (replay: kparity run " << o.saved << "; kparity fuzz --replay " << o.saved
+            << ")\n";
+      } catch (const std::exception& e) {
+        log << "  not saved: " << e.what() << "\n";
+      }
+    } else if (!call.recorded) {
+      log << "  not saved: the property recorded no call (record_call)\n";
+    }
+  }
+  log.flush();
 }
 
 // Keeps the progress line to one terminal row.
@@ -46,6 +66,32 @@ std::string progress_line(std::size_t i, std::size_t n, const PropertyOutcome& o
 }
 
 }  // namespace
+
+std::string corpus_stem(const PropertyOutcome& o) {
+  std::string s = o.name;
+  for (char& c : s)
+    if (c == '/' || c == ' ') c = '.';
+  return s + "-" + fmt::format("{:016x}", o.seed);
+}
+
+std::map<std::string, std::string> corpus_info(const PropertyOutcome& o) {
+  return {{"property", o.name}, {"seed", hex(o.seed)}, {"cases", std::to_string(o.repro_cases)}};
+}
+
+PropertyBudget property_budget(const CampaignOptions& opt) {
+  PropertyBudget b;
+  b.seed = opt.seed;
+  b.cases = opt.cases;
+  b.max_size = opt.max_size;
+  b.shrink = opt.shrink;
+  if (opt.seconds) {
+    b.first_chunk = opt.shard.index;
+    b.chunk_stride = opt.shard.count;
+  } else {
+    std::tie(b.first_chunk, b.end_chunk) = shard_chunks(chunk_count(opt.cases.value_or(kChunkCases)), opt.shard);
+  }
+  return b;
+}
 
 std::vector<Property> select_properties(const std::vector<Property>& all, const CampaignOptions& o) {
   std::vector<Property> out;
@@ -99,55 +145,46 @@ CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOp
   for (const auto& b : r.backends)
     names += (names.empty() ? "" : ", ") + b.name + (b.available ? "" : " (skipped)");
   log << "kparity fuzz: seed " << hex(opt.seed) << ", " << budget << ", " << props.size()
-      << " properties; backends: " << names << "\n";
+      << " properties; backends: " << names;
+  if (opt.shard.count > 1) log << "; shard " << opt.shard.index << "/" << opt.shard.count;
+  if (opt.jobs > 1) log << "; " << opt.jobs << " workers";
+  log << "\n";
   log.flush();
 
-  for (std::size_t i = 0; i < props.size(); ++i) {
-    const Property& p = props[i];
-    PropertyBudget b;
-    b.seed = opt.seed;
-    b.cases = opt.cases;
-    b.max_size = opt.max_size;
-    b.shrink = opt.shrink;
-    if (opt.seconds) {
-      // What is left, shared by the properties still to run: time a failing property did not use
-      // goes to the others.
-      const double left = std::max(0.0, *opt.seconds - since(t0));
-      b.seconds = left / static_cast<double>(props.size() - i);
-    }
-    std::function<void(const PropertyOutcome&, double)> on_chunk;
-    if (opt.progress) {
-      // A terminal redraw per chunk would be thousands per second for the fast properties.
-      on_chunk = [&, i, last = -1.0](const PropertyOutcome& o, double s) mutable {
-        if (last >= 0 && s - last < 0.1) return;
-        last = s;
-        log << "\r\x1b[2K" << progress_line(i + 1, props.size(), o, s) << std::flush;
-      };
-      log << "\r\x1b[2K" << fmt::format("[{}/{}] {}", i + 1, props.size(), p.name) << std::flush;
-    }
-    PropertyOutcome o = run_property(p, b, on_chunk);
-    if (opt.progress) log << "\r\x1b[2K";
-    log << outcome_line(o) << "\n";
-    if (!o.passed) {
-      o.repro = repro_command(o, opt);
-      std::istringstream lines(o.message);
-      for (std::string line; std::getline(lines, line);) log << "    " << line << "\n";
-      log << "  repro: " << o.repro << "\n";
-      if (o.failing_call && !opt.corpus_dir.empty()) {
-        try {
-          o.saved = save_call(*o.failing_call, opt.corpus_dir, file_stem(o),
-                              {{"property", o.name}, {"seed", hex(o.seed)}, {"cases", std::to_string(o.repro_cases)}});
-          log << "  saved: " << o.saved << " (replay: kparity run " << o.saved << "; kparity fuzz --replay "
-              << o.saved << ")\n";
-        } catch (const std::exception& e) {
-          log << "  not saved: " << e.what() << "\n";
-        }
-      } else if (!o.failing_call) {
-        log << "  not saved: the property recorded no call (record_call)\n";
+  if (opt.jobs > 1 && !props.empty()) {
+    r.properties = run_in_workers(props, opt, log, [&](PropertyOutcome& o, const FailedCall& call) {
+      finish(o, opt, call, log);
+    });
+  } else {
+    for (std::size_t i = 0; i < props.size(); ++i) {
+      const Property& p = props[i];
+      PropertyBudget b = property_budget(opt);
+      if (opt.seconds) {
+        // What is left, shared by the properties still to run: time a failing property did not use
+        // goes to the others.
+        const double left = std::max(0.0, *opt.seconds - since(t0));
+        b.seconds = left / static_cast<double>(props.size() - i);
       }
+      std::function<void(const PropertyOutcome&, double)> on_chunk;
+      if (opt.progress) {
+        // A terminal redraw per chunk would be thousands per second for the fast properties.
+        on_chunk = [&, i, last = -1.0](const PropertyOutcome& o, double s) mutable {
+          if (last >= 0 && s - last < 0.1) return;
+          last = s;
+          log << "\r\x1b[2K" << progress_line(i + 1, props.size(), o, s) << std::flush;
+        };
+        log << "\r\x1b[2K" << fmt::format("[{}/{}] {}", i + 1, props.size(), p.name) << std::flush;
+      }
+      PropertyOutcome o = run_property(p, b, on_chunk);
+      if (opt.progress) log << "\r\x1b[2K";
+      FailedCall call;
+      if (o.failing_call) {
+        call.recorded = true;
+        call.save = [&o, &opt] { return save_call(*o.failing_call, opt.corpus_dir, corpus_stem(o), corpus_info(o)); };
+      }
+      finish(o, opt, call, log);
+      r.properties.push_back(std::move(o));
     }
-    log.flush();
-    r.properties.push_back(std::move(o));
   }
   r.seconds = since(t0);
   print_summary(r, log);
@@ -162,13 +199,16 @@ CampaignResult run_campaign(const CampaignOptions& o, std::ostream& log) {
   std::vector<BackendStatus> backends{{"reference", true, ""}};
   std::string why;
   std::vector<Backend> cuda;
+  DeviceProbe probe;
   if (o.backend != "reference") {
-    cuda = cuda_backends(why);
+    // Workers forked later could not use a device this process had initialised.
+    probe = probe_cuda(o.jobs > 1);
+    cuda = cuda_backends(probe, why);
     backends.push_back({"cuda", !cuda.empty(), why});
   }
   std::vector<Property> all = o.backend == "cuda" ? std::vector<Property>{} : cpu_properties();
   for (auto& p : differential_properties(cuda, op_specs())) all.push_back(std::move(p));
-  for (auto& p : launcher_properties())
+  for (auto& p : launcher_properties(probe.available))
     if (o.backend == "all" || o.backend == p.backend) all.push_back(std::move(p));
   // Only the CUDA backend was asked for and it is unavailable: nothing runs, and the summary's
   // skip line says why (like the GPU tests, a visible skip rather than a failure).

@@ -2,6 +2,7 @@
 #include "kparity/fuzz/campaign/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <ostream>
 #include <stdexcept>
@@ -73,6 +74,67 @@ void print_summary(const CampaignResult& r, std::ostream& out) {
     if (!o.passed) out << "FAILED " << o.name << "  repro: " << o.repro << "\n";
 }
 
+nlohmann::json outcome_json(const PropertyOutcome& o) {
+  using nlohmann::json;
+  json buckets = json::object();
+  for (const auto& [name, n] : o.buckets) buckets[name] = n;
+  json errors = json::object();
+  for (const auto& [name, e] : o.max_errors)
+    errors[name] = {{"backend", e.backend}, {"faithful", e.faithful}, {"bound", e.bound}, {"ratio", e.ratio}};
+  json p = {{"name", o.name},
+            {"op", o.op},
+            {"kind", o.kind},
+            {"backend", o.backend},
+            {"cases", o.cases},
+            {"discarded", o.discarded},
+            {"early_returns", o.early_returns},
+            {"passed", o.passed},
+            {"seed", hex(o.seed)},
+            {"seconds", o.seconds},
+            {"cases_per_minute", o.cases_per_minute()},
+            {"buckets", buckets},
+            {"max_errors", errors},
+            {"chunks", {{"first", o.first_chunk}, {"run", o.chunks_run}, {"stride", o.chunk_stride}}}};
+  if (!o.passed) {
+    p["message"] = o.message;
+    p["repro"] = o.repro;
+    p["repro_cases"] = o.repro_cases;
+    p["saved"] = o.saved;
+  }
+  return p;
+}
+
+PropertyOutcome outcome_from_json(const nlohmann::json& j) {
+  // JSON has no infinities: a report stores them (and NaN) as null.
+  const auto number = [](const nlohmann::json& v) { return v.is_null() ? INFINITY : v.get<double>(); };
+  PropertyOutcome o;
+  o.name = j.at("name").get<std::string>();
+  o.op = j.at("op").get<std::string>();
+  o.kind = j.at("kind").get<std::string>();
+  o.backend = j.at("backend").get<std::string>();
+  o.cases = j.at("cases").get<int>();
+  o.discarded = j.at("discarded").get<int>();
+  o.early_returns = j.value("early_returns", 0);
+  o.passed = j.at("passed").get<bool>();
+  o.seed = std::stoull(j.at("seed").get<std::string>(), nullptr, 0);
+  o.seconds = number(j.at("seconds"));
+  for (const auto& [name, n] : j.at("buckets").items()) o.buckets[name] = n.get<std::int64_t>();
+  for (const auto& [name, e] : j.at("max_errors").items())
+    o.max_errors[name] = {number(e.at("backend")), number(e.at("faithful")), number(e.at("bound")), number(e.at("ratio"))};
+  if (const auto c = j.find("chunks"); c != j.end()) {
+    o.first_chunk = c->at("first").get<int>();
+    o.chunks_run = c->at("run").get<int>();
+    o.chunk_stride = c->at("stride").get<int>();
+  }
+  if (!o.passed) {
+    o.message = j.value("message", "");
+    o.repro = j.value("repro", "");
+    o.repro_cases = j.value("repro_cases", 0);
+    o.saved = j.value("saved", "");
+  }
+  return o;
+}
+
 nlohmann::json report_json(const CampaignResult& r) {
   using nlohmann::json;
   json budget = json::object();
@@ -89,43 +151,23 @@ nlohmann::json report_json(const CampaignResult& r) {
   std::int64_t cases = 0;
   std::size_t passed = 0;
   for (const auto& o : r.properties) {
-    json buckets = json::object();
-    for (const auto& [name, n] : o.buckets) buckets[name] = n;
-    json errors = json::object();
-    for (const auto& [name, e] : o.max_errors)
-      errors[name] = {{"backend", e.backend}, {"faithful", e.faithful}, {"bound", e.bound}, {"ratio", e.ratio}};
-    json p = {{"name", o.name},
-              {"op", o.op},
-              {"kind", o.kind},
-              {"backend", o.backend},
-              {"cases", o.cases},
-              {"discarded", o.discarded},
-              {"early_returns", o.early_returns},
-              {"passed", o.passed},
-              {"seed", hex(o.seed)},
-              {"seconds", o.seconds},
-              {"cases_per_minute", o.cases_per_minute()},
-              {"buckets", buckets},
-              {"max_errors", errors}};
-    if (!o.passed) {
-      p["message"] = o.message;
-      p["repro"] = o.repro;
-      p["saved"] = o.saved;
-    }
-    props.push_back(std::move(p));
+    props.push_back(outcome_json(o));
     cases += o.cases;
     passed += o.passed ? 1 : 0;
   }
-  return {{"seed", hex(r.options.seed)},
-          {"budget", budget},
-          {"backends", backends},
-          {"totals",
-           {{"properties", r.properties.size()},
-            {"passed", passed},
-            {"failed", r.properties.size() - passed},
-            {"cases", cases},
-            {"seconds", r.seconds}}},
-          {"properties", props}};
+  json out = {{"seed", hex(r.options.seed)}, {"budget", budget}, {"jobs", r.options.jobs}};
+  if (r.shards > 0)
+    out["shards"] = r.shards;
+  else if (r.options.shard.count > 1)
+    out["shard"] = {{"index", r.options.shard.index}, {"count", r.options.shard.count}};
+  out["backends"] = backends;
+  out["totals"] = {{"properties", r.properties.size()},
+                   {"passed", passed},
+                   {"failed", r.properties.size() - passed},
+                   {"cases", cases},
+                   {"seconds", r.seconds}};
+  out["properties"] = props;
+  return out;
 }
 
 void write_report(const CampaignResult& r, const std::string& path) {
@@ -133,6 +175,32 @@ void write_report(const CampaignResult& r, const std::string& path) {
   if (!f) throw std::runtime_error("cannot write the report to " + path);
   f << report_json(r).dump(2) << "\n";
   if (!f) throw std::runtime_error("cannot write the report to " + path);
+}
+
+CampaignResult read_report(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read the report " + path);
+  try {
+    const nlohmann::json j = nlohmann::json::parse(f);
+    CampaignResult r;
+    r.options.seed = std::stoull(j.at("seed").get<std::string>(), nullptr, 0);
+    const auto& budget = j.at("budget");
+    if (budget.contains("seconds")) r.options.seconds = budget.at("seconds").get<double>();
+    else r.options.cases = budget.at("cases").get<int>();
+    r.options.max_size = budget.at("max_size").get<int>();
+    r.options.jobs = j.value("jobs", 1);
+    if (const auto s = j.find("shard"); s != j.end())
+      r.options.shard = {s->at("index").get<int>(), s->at("count").get<int>()};
+    r.shards = j.value("shards", 0);
+    for (const auto& b : j.at("backends"))
+      r.backends.push_back({b.at("name").get<std::string>(), b.at("available").get<bool>(), b.at("reason").get<std::string>()});
+    for (const auto& p : j.at("properties")) r.properties.push_back(outcome_from_json(p));
+    const auto& seconds = j.at("totals").at("seconds");
+    r.seconds = seconds.is_null() ? 0.0 : seconds.get<double>();
+    return r;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not a kparity fuzz report (" + e.what() + ")");
+  }
 }
 
 }  // namespace kparity::fuzz

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <rapidcheck.h>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,14 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// Each field the larger of the two: the worst a property saw over its cases.
+void keep_worst(ErrorStat& s, const ErrorStat& e) {
+  s.backend = std::max(s.backend, e.backend);
+  s.faithful = std::max(s.faithful, e.faithful);
+  s.bound = std::max(s.bound, e.bound);
+  s.ratio = std::max(s.ratio, e.ratio);
+}
+
 // Collects what each searched case noted. Only passing cases of the search count: shrink attempts
 // re-run the body on smaller inputs and would skew the coverage, so their notes are dropped.
 class CaseCollector : public rc::detail::TestListener {
@@ -33,13 +42,7 @@ class CaseCollector : public rc::detail::TestListener {
     if (d.result.type != rc::detail::CaseResult::Type::Success) return;
     if (early > 0) ++out_.early_returns, ++out_.discarded;
     for (auto& b : buckets) ++out_.buckets[b];
-    for (const auto& [name, e] : errors) {
-      ErrorStat& s = out_.max_errors[name];
-      s.backend = std::max(s.backend, e.backend);
-      s.faithful = std::max(s.faithful, e.faithful);
-      s.bound = std::max(s.bound, e.bound);
-      s.ratio = std::max(s.ratio, e.ratio);
-    }
+    for (const auto& [name, e] : errors) keep_worst(out_.max_errors[name], e);
   }
   void onShrinkTried(const rc::detail::CaseDescription&, bool) override {
     take_early_returns();
@@ -130,23 +133,29 @@ PropertyOutcome run_property(const Property& p, const PropertyBudget& b,
     }
   }
   const auto t0 = Clock::now();
-  const int total = b.cases.value_or(b.seconds ? 0 : 100);
+  const int total = b.cases.value_or(b.seconds ? 0 : kChunkCases);
+  const int end = b.end_chunk < 0 ? chunk_count(total) : std::min(b.end_chunk, chunk_count(total));
   o.passed = true;
-  for (int k = 0;; ++k) {
-    int n;
+  o.first_chunk = b.first_chunk;
+  o.chunk_stride = b.seconds ? b.chunk_stride : 1;
+  for (int j = 0;; ++j) {
+    int n, k;
     if (b.seconds) {
       const double used = since(t0), left = *b.seconds - used;
-      if (k > 0 && left <= 0) break;
-      n = time_chunk(k);
+      if (j > 0 && left <= 0) break;
+      k = b.first_chunk + j * b.chunk_stride;
+      n = time_chunk(j);
       // Never plan a chunk much longer than the time left (at the pace seen so far), so the
       // budget is overrun by about one case, not one chunk.
       if (const int run = o.cases + o.discarded - o.early_returns; run > 0 && used > 0)
         n = std::clamp(static_cast<int>(left / (used / run)), 1, n);
     } else {
-      n = std::min(total - o.cases, 100);
-      if (n <= 0) break;
+      k = b.first_chunk + j;
+      if (k >= end) break;
+      n = std::min(total - kChunkCases * k, kChunkCases);
     }
     const std::uint64_t seed = chunk_seed(b.seed, k);
+    ++o.chunks_run;
     if (!run_chunk(p, seed, n, b.max_size, b.shrink, o)) {
       o.passed = false;
       o.seed = seed;
@@ -178,6 +187,7 @@ double PropertyOutcome::discard_share() const {
   const int drawn = cases + discarded - early_returns;
   return drawn > 0 ? static_cast<double>(discarded) / drawn : 0.0;
 }
+int chunk_count(int cases) { return cases <= 0 ? 0 : (cases + kChunkCases - 1) / kChunkCases; }
 
 double PropertyOutcome::cases_per_minute() const { return seconds > 0 ? cases * 60.0 / seconds : 0.0; }
 
@@ -190,6 +200,42 @@ PropertyOutcome run_property(const Property& p, std::uint64_t seed, int max_succ
   b.max_size = max_size;
   b.shrink = shrink;
   return run_property(p, b);
+}
+
+PropertyOutcome merge_chunk_runs(std::vector<PropertyOutcome> runs) {
+  if (runs.empty()) throw std::invalid_argument("merge_chunk_runs: no runs");
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const PropertyOutcome& a, const PropertyOutcome& b) { return a.first_chunk < b.first_chunk; });
+  const bool strided = std::any_of(runs.begin(), runs.end(), [](const PropertyOutcome& r) { return r.chunk_stride != 1; });
+  PropertyOutcome m = runs.front();
+  m.cases = m.discarded = m.early_returns = m.chunks_run = 0;
+  m.seconds = 0.0;
+  m.passed = true;
+  m.buckets.clear();
+  m.max_errors.clear();
+  m.chunk_stride = strided ? 0 : 1;  // 0: interleaved runs, no single stride
+  const PropertyOutcome* failure = nullptr;
+  for (const auto& r : runs) {
+    if (failure && !strided) break;
+    m.cases += r.cases;
+    m.discarded += r.discarded;
+    m.early_returns += r.early_returns;
+    m.seconds += r.seconds;
+    m.chunks_run += r.chunks_run;
+    for (const auto& [b, n] : r.buckets) m.buckets[b] += n;
+    for (const auto& [t, e] : r.max_errors) keep_worst(m.max_errors[t], e);
+    if (!r.passed && (!failure || r.failed_chunk() < failure->failed_chunk())) failure = &r;
+  }
+  if (failure) {
+    m.passed = false;
+    m.seed = failure->seed;
+    m.message = failure->message;
+    m.repro_cases = failure->repro_cases;
+    m.failing_call = failure->failing_call;
+    m.repro = failure->repro;
+    m.saved = failure->saved;
+  }
+  return m;
 }
 
 }  // namespace kparity::fuzz

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../probe.hpp"
 #include "device_mirror.hpp"
 #include "kparity/fuzz/backends/backend.hpp"
 #include "kparity/fuzz/backends/guard.hpp"
@@ -121,13 +122,19 @@ void run_on_device(Call& c) {
 
 }  // namespace
 
-std::vector<Backend> cuda_backends(std::string& why) {
+DeviceProbe probe_cuda_here() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    why = "no CUDA device";
-    if (e != cudaSuccess && e != cudaErrorNoDevice) why += std::string(" (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
-    cudaGetLastError();  // do not leave the error for the next CUDA call to report
+  if (e == cudaSuccess && n > 0) return {true, ""};
+  std::string why = "no CUDA device";
+  if (e != cudaSuccess && e != cudaErrorNoDevice) why += std::string(" (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
+  cudaGetLastError();  // do not leave the error for the next CUDA call to report
+  return {false, why};
+}
+
+std::vector<Backend> cuda_backends(const DeviceProbe& probe, std::string& why) {
+  if (!probe.available) {
+    why = probe.why;
     return {};
   }
   why.clear();

@@ -16,6 +16,7 @@
 
 #include "device_mirror.hpp"
 #include "kparity/diagnostics/catalog.hpp"
+#include "kparity/fuzz/backends/backend.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
 #include "kparity/fuzz/mutator/mutator.hpp"
 #include "kparity/fuzz/properties/property.hpp"
@@ -83,10 +84,9 @@ void rejected_call_never_launches(const std::string& op, bool on_device) {
 
 }  // namespace
 
-std::vector<Property> launcher_properties() {
-  int n = 0;
-  const bool on_device = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-  cudaGetLastError();
+std::vector<Property> launcher_properties() { return launcher_properties(probe_cuda(false).available); }
+
+std::vector<Property> launcher_properties(bool on_device) {
   std::vector<Property> out;
   for (const auto& spec : op_specs()) {
     Property p;

@@ -29,8 +29,19 @@ class BackendUnsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Whether this process can use a CUDA device, and why not. probe_cuda(false) asks here, which
+// initialises CUDA in this process; probe_cuda(true) asks in a forked child, so that a process that
+// forks workers afterwards stays free of CUDA (a CUDA context does not survive fork(), and a
+// worker forked from a process that initialised CUDA cannot use the device).
+struct DeviceProbe {
+  bool available = false;
+  std::string why;  // when not available: "no CUDA device", "kernels not built (...)"
+};
+DeviceProbe probe_cuda(bool in_child = false);
+
 // The CUDA backend, or nothing (with the reason in `why`) when kernels are not built or no device
-// is present: the campaign prints "cuda: skipped, <why>".
+// is present: the campaign prints "cuda: skipped, <why>". The first form probes in this process.
 std::vector<Backend> cuda_backends(std::string& why);
+std::vector<Backend> cuda_backends(const DeviceProbe& probe, std::string& why);
 
 }  // namespace kparity::fuzz

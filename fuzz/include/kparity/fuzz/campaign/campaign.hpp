@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kparity/fuzz/campaign/runner.hpp"
+#include "kparity/fuzz/campaign/shard.hpp"
 #include "kparity/fuzz/properties/property.hpp"
 
 namespace kparity::fuzz {
@@ -23,6 +24,10 @@ struct CampaignOptions {
   bool progress = false;           // a TTY: one line rewritten with \r while a property runs
   std::string corpus_dir = "fuzz/corpus";  // failing calls are saved here; empty: not saved
   std::string report_path;                 // JSON report (report.hpp); empty: none
+  // Worker processes (workers.hpp); 1 runs everything in this process. With a case budget the
+  // result is the same for every value; with a time budget each worker runs whole properties.
+  int jobs = 1;
+  Shard shard;  // this run's share of every property's chunks (shard.hpp)
 };
 
 struct BackendStatus {
@@ -36,6 +41,7 @@ struct CampaignResult {
   std::vector<BackendStatus> backends;
   std::vector<PropertyOutcome> properties;
   double seconds = 0.0;
+  int shards = 0;       // a merge of this many shard reports (merge.hpp); 0: a run
   bool passed() const;  // every property that ran held
 };
 
@@ -46,7 +52,8 @@ std::vector<Property> select_properties(const std::vector<Property>& all, const 
 // lines; saves failing calls to the corpus and writes the report when asked.
 CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOptions& o,
                             std::vector<BackendStatus> backends, std::ostream& log);
-// all_properties() with the CUDA backend's availability: what `kparity fuzz` runs.
+// all_properties() with the CUDA backend's availability: what `kparity fuzz` runs. With jobs > 1 the
+// CUDA probe runs in a child process, so that the workers can use the device.
 CampaignResult run_campaign(const CampaignOptions& o, std::ostream& log);
 // The repro command of a failed outcome.
 std::string repro_command(const PropertyOutcome& o, const CampaignOptions& options);

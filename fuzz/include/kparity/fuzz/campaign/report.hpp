@@ -5,12 +5,17 @@
 // Report layout (one object):
 //   seed        the campaign seed, "0x..." (hex string: JSON numbers lose 64-bit integers)
 //   budget      {"cases": N} or {"seconds": S}, plus "max_size"
+//   jobs        worker processes
+//   shard       {"index", "count"}: this run's shard (shard.hpp); a merge has "shards": n instead
 //   backends    [{"name", "available", "reason"}]
 //   totals      {"properties", "passed", "failed", "cases", "seconds"}
 //   properties  [{"name", "op", "kind", "backend", "cases", "discarded", "passed", "seed",
 //                 "seconds", "cases_per_minute", "buckets": {bucket: count, zero counts included},
 //                 "max_errors": {tensor: {"backend", "faithful", "bound", "ratio"}},
-//                 and for a failure "message", "repro", "saved"}]
+//                 "chunks": {"first", "run", "stride"} (the chunks covered, runner.hpp),
+//                 and for a failure "message", "repro", "repro_cases", "saved"}]
+// A property's "seconds" add up the time of the workers that ran it, so "cases_per_minute" is the
+// pace of one worker; "totals.seconds" is the campaign's wall-clock time.
 #include <iosfwd>
 #include <string>
 
@@ -23,6 +28,11 @@ namespace kparity::fuzz {
 nlohmann::json report_json(const CampaignResult& r);
 // Writes report_json(r) to `path` (indented); throws std::runtime_error when it cannot.
 void write_report(const CampaignResult& r, const std::string& path);
+// One entry of "properties", and back (failing_call is not part of it).
+nlohmann::json outcome_json(const PropertyOutcome& o);
+PropertyOutcome outcome_from_json(const nlohmann::json& j);
+// A report read back; throws std::runtime_error naming the file and what is wrong.
+CampaignResult read_report(const std::string& path);
 
 // One line per property (plain; the campaign prints them as it goes).
 std::string outcome_line(const PropertyOutcome& o);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kparity/fuzz/call.hpp"
 #include "kparity/fuzz/properties/differential.hpp"
@@ -20,14 +21,25 @@ inline constexpr std::uint64_t kDefaultSeed = 0x6b70617269747931ull;
 // set; neither: 100 cases). Cases run in chunks (RapidCheck checks) so that a time budget is
 // checked between chunks; chunk k of a property draws with chunk_seed(seed, k), and a failing
 // chunk is reproduced exactly by `--seed chunk_seed(seed, k) --cases <that chunk's size>`.
+//
+// A run may cover only some of the chunks, so that workers and shards can split a property and
+// their outcomes merge into the whole run's (merge_chunk_runs): with `cases`, chunk k holds
+// min(100, cases - 100k) cases and the run covers chunks [first_chunk, end_chunk) of the
+// ceil(cases / 100) (end_chunk < 0: to the last); with `seconds`, the run's j-th chunk is chunk
+// first_chunk + j * chunk_stride.
 struct PropertyBudget {
   std::uint64_t seed = kDefaultSeed;
   std::optional<int> cases;
   std::optional<double> seconds;
   int max_size = 100;
   bool shrink = true;
+  int first_chunk = 0;
+  int end_chunk = -1;
+  int chunk_stride = 1;
 };
+inline constexpr int kChunkCases = 100;  // RapidCheck's default number of cases per check
 std::uint64_t chunk_seed(std::uint64_t seed, int chunk);  // chunk_seed(s, 0) == s
+int chunk_count(int cases);                                // the chunks of a case budget
 
 struct PropertyOutcome {
   std::string name;
@@ -48,7 +60,13 @@ struct PropertyOutcome {
   std::optional<Call> failing_call;             // the shrunk input, when the property recorded one
   std::string repro;                            // one-line command (failures)
   std::string saved;                            // corpus dump written for the failure
+  // The chunks the run covered: chunks_run of them from first_chunk on, chunk_stride apart; a
+  // failed run's last one failed.
+  int first_chunk = 0;
+  int chunks_run = 0;
+  int chunk_stride = 1;
   double cases_per_minute() const;
+  int failed_chunk() const { return first_chunk + (chunks_run - 1) * chunk_stride; }
 };
 
 PropertyOutcome run_property(const Property& p, const PropertyBudget& budget);
@@ -58,5 +76,12 @@ PropertyOutcome run_property(const Property& p, const PropertyBudget& budget,
                              const std::function<void(const PropertyOutcome&, double)>& on_chunk);
 // One RapidCheck check of max_success cases (the budget form with `cases` set).
 PropertyOutcome run_property(const Property& p, std::uint64_t seed, int max_success, int max_size, bool shrink);
+
+// One property's outcome from runs that covered parts of its chunks (any order). Runs of
+// consecutive chunks (a case budget) are taken in chunk order up to the first that failed, which
+// gives the property's failure; later ones are dropped, since a single run stops at its first
+// failing chunk: so the merge equals one run over all the chunks. Strided runs (time budgets)
+// interleave and are all summed; the lowest failing chunk gives the failure.
+PropertyOutcome merge_chunk_runs(std::vector<PropertyOutcome> runs);
 
 }  // namespace kparity::fuzz

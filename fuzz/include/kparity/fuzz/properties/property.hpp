@@ -56,6 +56,7 @@ std::vector<Property> cpu_properties();
 // The kernel launchers' answer to rejected calls (backends/cuda/rejected_launch.cpp): backend "cuda"
 // with a device, "launcher" (host memory labelled cuda:0) without one; empty when kernels are not built.
 std::vector<Property> launcher_properties();
+std::vector<Property> launcher_properties(bool on_device);
 // cpu_properties() plus the differential properties of every available CUDA backend and the
 // launcher properties.
 std::vector<Property> all_properties();
