@@ -165,7 +165,9 @@ PropertyOutcome run_property(const Property& p, const PropertyBudget& b,
     if (on_chunk) on_chunk(o, since(t0));
   }
   o.seconds = since(t0);
-  if (o.passed && o.discard_share() > p.max_discard_share) {
+  // The bounds are set for the CI tier's 100 drawn cases (measured share + 3 sigma there); a shorter
+  // run (a 5-case smoke test) is too small a sample to judge, so its share is reported, not failed.
+  if (o.passed && o.cases + o.discarded - o.early_returns >= kChunkCases && o.discard_share() > p.max_discard_share) {
     o.passed = false;
     o.repro_cases = 0;
     o.message = fmt::format("{} of {} drawn cases unchecked ({} discarded, {} early returns): share {:.3f} > bound "
