@@ -459,8 +459,9 @@ std::vector<Property> sparse_properties() {
   //    kv with 2/11, so 1 - (10/12)(9/11) = 0.32 of calls are not unit-scale, plus normal draws past
   //    4 sigma in large tensors (a few %): 0.32 + 0.03 + 0.15 = 0.50.
   //  * a selected row: T = 0 (weight 1/11 = 0.09) and lists that select nothing (empty-list and
-  //    all-sentinel edges); issue 19 measured 15-32 % with the unit-scale skip included, so
-  //    0.20 + 0.15 = 0.35.
+  //    all-sentinel edges); issue 19 measured 15-32 % with the unit-scale skip included. Measured
+  //    after the merge (100 cases, seeds 1-3): decode selected-inf-gives-nan 0.24/0.24/0.19, the
+  //    rest 0.09-0.22; 0.24 + 3 sqrt(0.24 * 0.76 / 100) = 0.37, so 0.40.
   const auto bound = [&](double share, const char* why) {
     props.back().max_discard_share = share;
     props.back().discard_why = why;
@@ -470,7 +471,7 @@ std::vector<Property> sparse_properties() {
   for (std::string_view op : {kPrefill, kDecode}) {
     add(op, "permutation-invariant", [op] { permutation_invariant(op); });
     add(op, "duplicate-equals-copy", [op] { duplicate_equals_copy(op); });
-    bound(0.35, kSelected);
+    bound(0.40, kSelected);
     add(op, "dense-softmax-without-sink", [op] { dense_softmax(op); });
     add(op, "keyless-tokens-exact", [op] { keyless_tokens(op); });
     add(op, "sink-plus-inf-zeros", [op] { sink_plus_inf(op); });
@@ -478,15 +479,15 @@ std::vector<Property> sparse_properties() {
     add(op, "deterministic", [op] { deterministic(op); });
     add(op, "unselected-nonfinite-inert", [op] { unselected_inert(op); });
     add(op, "selected-nan-propagates", [op] { selected_nan(op); });
-    bound(0.35, kSelected);
+    bound(0.40, kSelected);
     add(op, "selected-inf-gives-nan", [op] { selected_inf(op); });
-    bound(0.35, kSelected);
+    bound(0.40, kSelected);
     add(op, "special-values-locality", [op] { special_values_locality(op); });
     add(op, "faithful-near-oracle", [op] { faithful_near_oracle(op); });
     bound(0.50, kUnit);
   }
   add(kPrefill, "source-split-invariant", source_split_invariant);
-  bound(0.35, kSelected);
+  bound(0.40, kSelected);
   add(kPrefill, "dcp-merge", dcp_merge);
   bound(0.50, kUnit);
   add(kDecode, "equals-prefill-without-extend", decode_equals_prefill);
