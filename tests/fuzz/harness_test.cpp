@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <rapidcheck.h>
 
 #include "decode_spec.hpp"
 #include "kparity/core/safetensors.hpp"
@@ -114,18 +115,27 @@ TEST(DifferentialRule, NaNPropagatedLikeTheReferencesIsAgreement) {
   EXPECT_FALSE(differential(c, scrub, decode_spec()).pass);
 }
 
-TEST(DifferentialRule, JudgeTakesTheLargerOfTwiceFaithfulAndTheFloor) {
+// A one-tensor call "y" of n f32 elements with a 0.1 floor, for judge() on chosen values.
+struct Synthetic {
   Call in;
-  in.op = "synthetic";
-  in.tensors["y"] = Tensor(DType::f32, {4});
-  in.written = {"y"};
   OpFuzzSpec spec;
-  spec.abs_floor = [](const Call&, std::string_view) { return 0.1; };
-  auto with = [&](std::vector<double> v) {
+  explicit Synthetic(std::int64_t n) {
+    in.op = "synthetic";
+    in.tensors["y"] = Tensor(DType::f32, {n});
+    in.written = {"y"};
+    spec.abs_floor = [](const Call&, std::string_view) { return 0.1; };
+  }
+  Call operator()(const std::vector<double>& v) const {
     Call c = in;
     for (std::size_t i = 0; i < v.size(); ++i) c.at("y").view().store_flat(static_cast<std::int64_t>(i), v[i]);
     return c;
-  };
+  }
+};
+
+TEST(DifferentialRule, JudgeTakesTheLargerOfTwiceFaithfulAndTheFloor) {
+  const Synthetic with(4);
+  const Call& in = with.in;
+  const OpFuzzSpec& spec = with.spec;
   const Call o = with({1, 2, 3, 4});
   // Faithful exact: the floor decides.
   EXPECT_TRUE(judge(in, o, o, with({1, 2, 3.09, 4}), spec).pass);
@@ -141,6 +151,24 @@ TEST(DifferentialRule, JudgeTakesTheLargerOfTwiceFaithfulAndTheFloor) {
   const Call oi = with({INFINITY, -0.0, 3, 4});
   EXPECT_TRUE(judge(in, oi, oi, with({INFINITY, 0.0, 3, 4}), spec).pass);
   EXPECT_FALSE(judge(in, oi, oi, with({-INFINITY, 0.0, 3, 4}), spec).pass);
+}
+
+TEST(DifferentialRule, NaNAgreesWithEitherInfinityButFiniteNeverAgreesWithNonFinite) {
+  const Synthetic with(3);
+  const Call& in = with.in;
+  const OpFuzzSpec& spec = with.spec;
+  // 0 * Inf is NaN in one association of a sum of products and Inf in another: agreement.
+  const Call on = with({NAN, INFINITY, 1});
+  EXPECT_TRUE(judge(in, on, on, with({INFINITY, NAN, 1}), spec).pass);
+  EXPECT_TRUE(judge(in, on, on, with({-INFINITY, NAN, 1}), spec).pass);
+  // The faithful model's class counts too: o finite, f overflowed to +Inf, b +Inf or NaN.
+  const Call of = with({1, 2, 1}), ff = with({1, INFINITY, 1});
+  EXPECT_TRUE(judge(in, of, ff, with({1, INFINITY, 1}), spec).pass);
+  EXPECT_TRUE(judge(in, of, ff, with({1, NAN, 1}), spec).pass);
+  EXPECT_FALSE(judge(in, of, ff, with({1, -INFINITY, 1}), spec).pass);
+  // A finite backend value where both references are non-finite, or the reverse, fails.
+  EXPECT_FALSE(judge(in, on, on, with({0, INFINITY, 1}), spec).pass);
+  EXPECT_FALSE(judge(in, of, of, with({1, 2, NAN}), spec).pass);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,6 +374,44 @@ TEST(Report, HasEveryFieldAndZeroCountBuckets) {
 
 // ---------------------------------------------------------------------------------------------
 // Corpus
+
+TEST(Campaign, AFailureIsShrunkToTheMinimalValue) {
+  // Fails from 1000 up: a shrinking runner reports exactly 1000, whatever value it first hit.
+  Property p;
+  p.name = "synthetic/fails-from-1000";
+  p.body = [] {
+    const int v = *rc::gen::inRange(0, 1000000);
+    if (v >= 1000) RC_FAIL("v=" + std::to_string(v) + " ");
+  };
+  const PropertyOutcome r = run_property(p, 11, 100, 100, true);
+  ASSERT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("v=1000 "), std::string::npos) << r.message;
+}
+
+TEST(Campaign, EarlyReturnsAndDiscardsAreCountedAndBounded) {
+  // Case k of a chunk is unchecked when its drawn value is 0 mod 4 (early return) or 1 mod 4
+  // (RC_DISCARD): about half the drawn cases, far past the default bound of 0.10.
+  Property p;
+  p.name = "synthetic/half-unchecked";
+  p.body = [] {
+    const int v = *rc::gen::inRange(0, 1000);
+    if (v % 4 == 0) return note_early_return("v = 0 mod 4");
+    RC_PRE(v % 4 != 1);
+  };
+  const PropertyOutcome r = run_property(p, 7, 200, 100, true);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.cases, 200);  // passing cases, early returns among them
+  EXPECT_GT(r.early_returns, 20);
+  EXPECT_GT(r.discarded - r.early_returns, 20);
+  EXPECT_NEAR(r.discard_share(), 0.5, 0.15);
+  EXPECT_NE(r.message.find("early returns): share"), std::string::npos) << r.message;
+  // A bound that says why it allows more lets the same property pass.
+  p.max_discard_share = 0.7;
+  p.discard_why = "synthetic";
+  const PropertyOutcome ok = run_property(p, 7, 200, 100, true);
+  EXPECT_TRUE(ok.passed) << ok.message;
+  EXPECT_EQ(ok.early_returns, r.early_returns);
+}
 
 TEST(Corpus, SaveLoadReplayRoundTrip) {
   const fs::path dir = scratch("corpus");

@@ -1,6 +1,7 @@
 // Every fuzz property as a GoogleTest case with a pinned seed and a CI-sized budget (the CI
 // fixed-seed tier); `kparity fuzz` runs the same properties with larger budgets. KPARITY_FUZZ_SEED
 // overrides the seed, KPARITY_FUZZ_CASES the cases per property.
+#include <cstdio>
 #include <cstdlib>
 #include <gtest/gtest.h>
 #include <string>
@@ -29,6 +30,17 @@ class PropertyTest : public testing::Test {
     EXPECT_TRUE(r.passed) << p_.name << " failed with seed " << seed << " after " << r.cases << " cases\n"
                           << r.message << "repro: kparity fuzz --property " << p_.name << " --seed "
                           << fmt::format("0x{:x}", r.seed) << " --cases " << r.repro_cases;
+    // Unchecked cases are part of the verdict (issue 19 item 3): run_property fails a property past
+    // its bound, and this says so on its own, so a runner that stopped counting would show here too.
+    EXPECT_LE(r.discard_share(), p_.max_discard_share)
+        << p_.name << ": " << r.discarded << " unchecked (" << r.early_returns << " early returns) beside "
+        << r.cases << " passing cases; bound " << p_.max_discard_share << " " << p_.discard_why;
+    RecordProperty("discarded", r.discarded);
+    RecordProperty("early_returns", r.early_returns);
+    if (r.discarded > 0)
+      std::printf("%s: %d unchecked of %d drawn (%d early returns), share %.3f, bound %.2f\n", p_.name.c_str(),
+                  r.discarded, r.cases + r.discarded - r.early_returns, r.early_returns, r.discard_share(),
+                  p_.max_discard_share);
   }
 
  private:

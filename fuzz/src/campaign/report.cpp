@@ -34,7 +34,8 @@ std::string worst_error(const PropertyOutcome& o) {
 std::string outcome_line(const PropertyOutcome& o) {
   std::string line = fmt::format("{} {}  {} cases  {:.1f} s  {:.0f}/min", o.passed ? "PASS" : "FAIL", o.name, o.cases,
                                  o.seconds, o.cases_per_minute());
-  if (o.discarded > 0) line += fmt::format("  {} discarded", o.discarded);
+  if (o.discarded > 0)
+    line += fmt::format("  {} unchecked ({} early returns, share {:.2f})", o.discarded, o.early_returns, o.discard_share());
   if (auto [hit, all] = buckets_hit(o); all > 0) line += fmt::format("  buckets {}/{}", hit, all);
   if (!o.max_errors.empty()) line += "  worst error/bound: " + worst_error(o);
   return line;
@@ -86,6 +87,7 @@ nlohmann::json outcome_json(const PropertyOutcome& o) {
             {"backend", o.backend},
             {"cases", o.cases},
             {"discarded", o.discarded},
+            {"early_returns", o.early_returns},
             {"passed", o.passed},
             {"seed", hex(o.seed)},
             {"seconds", o.seconds},
@@ -112,6 +114,7 @@ PropertyOutcome outcome_from_json(const nlohmann::json& j) {
   o.backend = j.at("backend").get<std::string>();
   o.cases = j.at("cases").get<int>();
   o.discarded = j.at("discarded").get<int>();
+  o.early_returns = j.value("early_returns", 0);
   o.passed = j.at("passed").get<bool>();
   o.seed = std::stoull(j.at("seed").get<std::string>(), nullptr, 0);
   o.seconds = number(j.at("seconds"));

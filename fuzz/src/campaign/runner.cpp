@@ -8,8 +8,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "kparity/core/random.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/harness_mutant.hpp"
 
 namespace kparity::fuzz {
 namespace {
@@ -34,12 +37,15 @@ class CaseCollector : public rc::detail::TestListener {
   void onTestCaseFinished(const rc::detail::CaseDescription& d) override {
     auto buckets = take_buckets();
     auto errors = take_noted_errors();
+    const int early = take_early_returns();
     if (d.result.type == rc::detail::CaseResult::Type::Discard) ++out_.discarded;
     if (d.result.type != rc::detail::CaseResult::Type::Success) return;
+    if (early > 0) ++out_.early_returns, ++out_.discarded;
     for (auto& b : buckets) ++out_.buckets[b];
     for (const auto& [name, e] : errors) keep_worst(out_.max_errors[name], e);
   }
   void onShrinkTried(const rc::detail::CaseDescription&, bool) override {
+    take_early_returns();
     take_buckets();
     take_noted_errors();
   }
@@ -55,13 +61,14 @@ bool run_chunk(const Property& p, std::uint64_t seed, int cases, int max_size, b
   params.seed = seed;
   params.maxSuccess = cases;
   params.maxSize = max_size;
-  params.disableShrinking = !shrink;
+  params.disableShrinking = !shrink || harness_mutant(HarnessMutant::shrink_returns_original);
   rc::detail::TestMetadata meta;
   meta.id = p.name;
   meta.description = p.name;
   CaseCollector listener(o);
   take_buckets();
   take_noted_errors();
+  take_early_returns();
   take_recorded_call();
   // An empty reproduce map: RC_PARAMS in the environment must not redirect a campaign.
   const auto result = rc::detail::checkProperty(rc::detail::toProperty(p.body), meta, params, listener, {});
@@ -95,6 +102,7 @@ bool run_chunk(const Property& p, std::uint64_t seed, int cases, int max_size, b
   }
   take_buckets();
   take_noted_errors();
+  take_early_returns();
   o.message = msg.str();
   return false;
 }
@@ -139,7 +147,7 @@ PropertyOutcome run_property(const Property& p, const PropertyBudget& b,
       n = time_chunk(j);
       // Never plan a chunk much longer than the time left (at the pace seen so far), so the
       // budget is overrun by about one case, not one chunk.
-      if (const int run = o.cases + o.discarded; run > 0 && used > 0)
+      if (const int run = o.cases + o.discarded - o.early_returns; run > 0 && used > 0)
         n = std::clamp(static_cast<int>(left / (used / run)), 1, n);
     } else {
       k = b.first_chunk + j;
@@ -157,6 +165,17 @@ PropertyOutcome run_property(const Property& p, const PropertyBudget& b,
     if (on_chunk) on_chunk(o, since(t0));
   }
   o.seconds = since(t0);
+  // The bounds are set for the CI tier's 100 drawn cases (measured share + 3 sigma there); a shorter
+  // run (a 5-case smoke test) is too small a sample to judge, so its share is reported, not failed.
+  if (o.passed && o.cases + o.discarded - o.early_returns >= kChunkCases && o.discard_share() > p.max_discard_share) {
+    o.passed = false;
+    o.repro_cases = 0;
+    o.message = fmt::format("{} of {} drawn cases unchecked ({} discarded, {} early returns): share {:.3f} > bound "
+                            "{:.2f}{}\n",
+                            o.discarded, o.cases + o.discarded - o.early_returns, o.discarded - o.early_returns,
+                            o.early_returns, o.discard_share(), p.max_discard_share,
+                            p.discard_why.empty() ? "" : " (" + p.discard_why + ")");
+  }
   return o;
 }
 
@@ -166,6 +185,10 @@ std::uint64_t chunk_seed(std::uint64_t seed, int chunk) {
   return splitmix64(x);
 }
 
+double PropertyOutcome::discard_share() const {
+  const int drawn = cases + discarded - early_returns;
+  return drawn > 0 ? static_cast<double>(discarded) / drawn : 0.0;
+}
 int chunk_count(int cases) { return cases <= 0 ? 0 : (cases + kChunkCases - 1) / kChunkCases; }
 
 double PropertyOutcome::cases_per_minute() const { return seconds > 0 ? cases * 60.0 / seconds : 0.0; }
@@ -187,7 +210,7 @@ PropertyOutcome merge_chunk_runs(std::vector<PropertyOutcome> runs) {
                    [](const PropertyOutcome& a, const PropertyOutcome& b) { return a.first_chunk < b.first_chunk; });
   const bool strided = std::any_of(runs.begin(), runs.end(), [](const PropertyOutcome& r) { return r.chunk_stride != 1; });
   PropertyOutcome m = runs.front();
-  m.cases = m.discarded = m.chunks_run = 0;
+  m.cases = m.discarded = m.early_returns = m.chunks_run = 0;
   m.seconds = 0.0;
   m.passed = true;
   m.buckets.clear();
@@ -198,6 +221,7 @@ PropertyOutcome merge_chunk_runs(std::vector<PropertyOutcome> runs) {
     if (failure && !strided) break;
     m.cases += r.cases;
     m.discarded += r.discarded;
+    m.early_returns += r.early_returns;
     m.seconds += r.seconds;
     m.chunks_run += r.chunks_run;
     for (const auto& [b, n] : r.buckets) m.buckets[b] += n;

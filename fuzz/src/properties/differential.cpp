@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kparity/core/format.hpp"
+#include "kparity/fuzz/harness_mutant.hpp"
 #include "kparity/ops/op_table.hpp"
 #include "kparity/reference/error_bound.hpp"
 
@@ -29,7 +30,11 @@ int value_class(double x) {
 // factor (0 * Inf = NaN) in one association of a sum of products and not in another (the kernels'
 // factored ReplaySSM readout; an fp32 overflow the oracle does not see), so NaN and +-Inf are the
 // same verdict, "non-finite", while +Inf against -Inf is still a sign error.
-bool same_verdict(int a, int b) { return a == b || (a != 0 && b != 0 && (a == 1 || b == 1)); }
+bool same_verdict(int a, int b) {
+  if (harness_mutant(HarnessMutant::classes_merged)) return a == b || (a != 0 && b != 0);
+  if (harness_mutant(HarnessMutant::classes_split)) return a == b;
+  return a == b || (a != 0 && b != 0 && (a == 1 || b == 1));
+}
 
 std::string index_text(std::span<const std::int64_t> idx) {
   std::string s = "[";
@@ -72,7 +77,8 @@ TensorError judge_tensor(const std::string& name, const TensorView& o, const Ten
     const double vo = o.load(idx), vf = f.load(idx);
     if (value_class(vo) == 0 && value_class(vf) == 0) e.faithful = std::max(e.faithful, std::fabs(vf - vo));
   });
-  const double empirical = std::max(2.0 * e.faithful, floor);
+  const double factor = harness_mutant(HarnessMutant::rule_factor_one) ? 1.0 : 2.0;
+  const double empirical = std::max(factor * e.faithful, floor);
   const Shape shape = o.shape();
   const double b_overflow = reference::store_overflow(b.dtype);
   e.bound = empirical;
@@ -132,7 +138,9 @@ DifferentialResult judge(const Call& input, const Call& oracle, const Call& fait
     const std::vector<double>* apriori = nullptr;
     if (bounds)
       if (auto it = bounds->find(name); it != bounds->end()) apriori = &it->second;
-    const double floor = spec.abs_floor ? spec.abs_floor(input, name) : 0.0;
+    double floor = spec.abs_floor ? spec.abs_floor(input, name) : 0.0;
+    if (harness_mutant(HarnessMutant::rule_no_floor)) floor = 0.0;
+    if (harness_mutant(HarnessMutant::rule_floor_x100)) floor *= 100.0;
     TensorError e = judge_tensor(name, oracle.at(name).view(), faithful.at(name).view(), backend.at(name).view(),
                                  floor, apriori);
     r.pass = r.pass && e.pass;

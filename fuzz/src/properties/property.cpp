@@ -1,12 +1,29 @@
 // Properties and their lists (property.hpp).
 #include "kparity/fuzz/properties/property.hpp"
 
+#include <rapidcheck.h>
+
 #include "kparity/diagnostics/checker.hpp"
 #include "kparity/fuzz/backends/backend.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
 #include "kparity/fuzz/properties/differential.hpp"
 
 namespace kparity::fuzz {
+namespace {
+thread_local int t_early_returns = 0;
+}  // namespace
+
+void note_early_return(const char* why) {
+  ++t_early_returns;
+  RC_LOG() << "early return: " << why << "\n";
+}
+
+int take_early_returns() {
+  const int n = t_early_returns;
+  t_early_returns = 0;
+  return n;
+}
+
 std::string op_of(const Property& p) {
   if (!p.op.empty()) return p.op;
   const auto a = p.name.find('/');

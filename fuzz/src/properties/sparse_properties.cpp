@@ -71,6 +71,7 @@ void source_split_invariant() {
     }
   }
   RC_CLASSIFY(moves.empty(), "nothing to move");
+  if (moves.empty()) return note_early_return("nothing to move: the prefix lists select no row");
   Call m = c;
   const I first = append_rows(m, "kv", static_cast<I>(moves.size()));
   for (std::size_t k = 0; k < moves.size(); ++k) {
@@ -98,7 +99,7 @@ void duplicate_equals_copy(std::string_view op) {
       if (v >= 0) selected.emplace_back(t, v);
   if (selected.empty() && !lists.empty() && rows > 0) selected.emplace_back(0, 0);
   RC_CLASSIFY(selected.empty(), "no row to duplicate");
-  if (selected.empty()) return;
+  if (selected.empty()) return note_early_return("no row to duplicate");
   const auto [t, row] = selected[*rc::gen::inRange<std::size_t>(0, selected.size())];
   const I copy = append_rows(c, s.rows, 1);
   copy_convert(c.at(s.rows).view().select(0, row), c.at(s.rows).view().select(0, copy));
@@ -368,7 +369,10 @@ void dcp_merge() {
     }
     const Merged m = merge(ranks, T, H, D);
     const bool unit = mag.max_q <= 4.0 && mag.max_selected <= 4.0;
-    if (p == Precision::faithful && !unit) continue;
+    if (p == Precision::faithful && !unit) {
+      note_early_return("faithful branch skipped: not unit-scale");
+      continue;
+    }
     const double u = dtype_eps(dt) / 2;
     const double L = m.max_rank_lse;
     for (I t = 0; t < T; ++t)
@@ -434,7 +438,7 @@ void faithful_near_oracle(std::string_view op) {
   record_call(c);
   const Magnitudes m = magnitudes(c);
   RC_CLASSIFY(m.max_q > 4.0 || m.max_selected > 4.0, "not unit-scale, skipped");
-  if (m.max_q > 4.0 || m.max_selected > 4.0) return;
+  if (m.max_q > 4.0 || m.max_selected > 4.0) return note_early_return("not unit-scale");
   const Call o = run(c, Precision::oracle), f = run(c, Precision::faithful);
   for (const auto& n : c.written) {
     const std::string d = compare_close(f.at(n).view(), o.at(n).view(), 2e-2, 2e-2);
@@ -449,9 +453,25 @@ std::vector<Property> sparse_properties() {
   auto add = [&](std::string_view op, const char* rel, std::function<void()> body) {
     props.push_back({std::string(op) + "/" + rel, "metamorphic", std::move(body)});
   };
+  // Bounds on unchecked cases (property.hpp) for the relations that hold only on part of what the
+  // shared generator draws. Binomial noise at the CI tier's 100 cases: 3 sqrt(p (1 - p) / 100) <= 0.15.
+  //  * unit scale (|q|, |selected kv| <= 4): sparse_gen draws q "wide" (6 N(0,1)) with weight 2/12 and
+  //    kv with 2/11, so 1 - (10/12)(9/11) = 0.32 of calls are not unit-scale, plus normal draws past
+  //    4 sigma in large tensors (a few %): 0.32 + 0.03 + 0.15 = 0.50.
+  //  * a selected row: T = 0 (weight 1/11 = 0.09) and lists that select nothing (empty-list and
+  //    all-sentinel edges); issue 19 measured 15-32 % with the unit-scale skip included. Measured
+  //    after the merge (100 cases, seeds 1-3): decode selected-inf-gives-nan 0.24/0.24/0.19, the
+  //    rest 0.09-0.22; 0.24 + 3 sqrt(0.24 * 0.76 / 100) = 0.37, so 0.40.
+  const auto bound = [&](double share, const char* why) {
+    props.back().max_discard_share = share;
+    props.back().discard_why = why;
+  };
+  constexpr const char* kUnit = "the relation holds at unit scale only; 0.32 of draws are wide (sparse_properties.cpp)";
+  constexpr const char* kSelected = "needs a selected row; T = 0 and all-empty lists are drawn edges (sparse_properties.cpp)";
   for (std::string_view op : {kPrefill, kDecode}) {
     add(op, "permutation-invariant", [op] { permutation_invariant(op); });
     add(op, "duplicate-equals-copy", [op] { duplicate_equals_copy(op); });
+    bound(0.40, kSelected);
     add(op, "dense-softmax-without-sink", [op] { dense_softmax(op); });
     add(op, "keyless-tokens-exact", [op] { keyless_tokens(op); });
     add(op, "sink-plus-inf-zeros", [op] { sink_plus_inf(op); });
@@ -459,12 +479,17 @@ std::vector<Property> sparse_properties() {
     add(op, "deterministic", [op] { deterministic(op); });
     add(op, "unselected-nonfinite-inert", [op] { unselected_inert(op); });
     add(op, "selected-nan-propagates", [op] { selected_nan(op); });
+    bound(0.40, kSelected);
     add(op, "selected-inf-gives-nan", [op] { selected_inf(op); });
+    bound(0.40, kSelected);
     add(op, "special-values-locality", [op] { special_values_locality(op); });
     add(op, "faithful-near-oracle", [op] { faithful_near_oracle(op); });
+    bound(0.50, kUnit);
   }
   add(kPrefill, "source-split-invariant", source_split_invariant);
+  bound(0.40, kSelected);
   add(kPrefill, "dcp-merge", dcp_merge);
+  bound(0.50, kUnit);
   add(kDecode, "equals-prefill-without-extend", decode_equals_prefill);
   return props;
 }

@@ -5,6 +5,7 @@
 #include <rapidcheck.h>
 
 #include "kparity/core/format.hpp"
+#include "kparity/fuzz/properties/property.hpp"
 #include "sparse_support.hpp"
 
 namespace kparity::fuzz::sparse_fuzz {
@@ -75,7 +76,7 @@ void selected_nan(std::string_view op) {
   }
   const bool in_q = sel.empty() || *rc::gen::arbitrary<bool>();
   RC_CLASSIFY(in_q, "NaN in q");
-  if (in_q && T == 0) return;
+  if (in_q && T == 0) return note_early_return("no token to poison");
   Call m = c;
   m.options = kNoDataChecks;
   // poisoned[t][h]: which (t, h) must turn NaN.
@@ -119,7 +120,7 @@ void selected_inf(std::string_view op) {
       if (rows[r]) sel.emplace_back(k, static_cast<I>(r));
   }
   RC_CLASSIFY(sel.empty(), "nothing selected");
-  if (sel.empty()) return;
+  if (sel.empty()) return note_early_return("nothing selected");
   record_call(c);
   const I T = tokens(c), H = heads(c), D = c.at("q").view().size(2);
   const auto [k, row] = sel[*rc::gen::inRange<std::size_t>(0, sel.size())];

@@ -49,7 +49,10 @@ struct PropertyOutcome {
   std::string message;     // failure description and counterexample (RC_LOG lines)
 
   std::string op, kind, backend;
-  int discarded = 0;
+  int discarded = 0;      // cases not checked: RC_DISCARDed ones plus early_returns
+  int early_returns = 0;  // passing cases whose body returned before checking (note_early_return)
+  // discarded / (cases + RC_DISCARDed): the share of drawn cases left unchecked.
+  double discard_share() const;
   int repro_cases = 0;  // --cases of the repro: the failing chunk's size
   double seconds = 0.0;
   std::map<std::string, std::int64_t> buckets;  // every bucket of the op's spec (0 if never hit) + any noted
