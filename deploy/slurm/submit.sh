@@ -55,7 +55,11 @@ fuzz_args=("$@")
 [ -z "$max_parallel" ] || [[ "$max_parallel" =~ ^[1-9][0-9]*$ ]] || die "--max-parallel must be a positive integer"
 for a in "${fuzz_args[@]}"; do
   case "$a" in
-    --time|--time=*|--seed|--seed=*|--cases|--cases=*|--shard|--shard=*|--report|--report=*|--corpus|--corpus=*)
+    --time|--time=*)
+      die "'$a': a wall-clock budget makes each shard's work depend on its node's speed; use --cases" ;;
+    --jobs|--jobs=*)
+      die "'$a': each shard runs one worker per CPU Slurm grants it; use --sbatch=--cpus-per-task=N" ;;
+    --seed|--seed=*|--cases|--cases=*|--shard|--shard=*|--report|--report=*|--corpus|--corpus=*)
       die "'$a' is set by submit.sh for every shard; use its own options" ;;
   esac
 done

@@ -100,7 +100,7 @@ def invariant_errors(docs):
         err.append("KPARITY_FUZZ_SEED must be a fixed decimal or 0x hex number: every shard needs the same seed")
     if not re.fullmatch(r"[1-9][0-9]*", data.get("KPARITY_FUZZ_CASES", "")):
         err.append("KPARITY_FUZZ_CASES must be a positive integer (a fixed budget, never --time)")
-    for flag in ("--time", "--shard", "--report", "--corpus", "--seed", "--cases"):
+    for flag in ("--time", "--shard", "--report", "--corpus", "--seed", "--cases", "--jobs"):
         if flag in data.get("KPARITY_FUZZ_ARGS", "").split():
             err.append(f"KPARITY_FUZZ_ARGS must not set {flag}: the Job sets it for every shard")
 
