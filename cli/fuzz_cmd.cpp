@@ -74,6 +74,14 @@ int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kExitBadInput;
   }
+  if (plugin->device().is_cuda()) {
+    std::string why;
+    if (fz::cuda_backends(why).empty()) {
+      std::fprintf(stderr, "error: %s is a CUDA plugin and this machine cannot run it: %s\n", plugin->name().c_str(),
+                   why.empty() ? "kparity was built without its CUDA kernels" : why.c_str());
+      return kExitBadInput;
+    }
+  }
   fz::ExternalOptions eo;
   if (const char* t = std::getenv("KPARITY_FUZZ_CASE_TIMEOUT")) {
     char* end = nullptr;

@@ -22,6 +22,20 @@ void put(ArgBag& bag, const char* name, const DLTensor* t) {
   if (t) bag.tensors[name] = kparity::abi::view_of(*t);
 }
 
+// The arguments the two decode ops share (sglang's packed decode signature).
+ArgBag decode_bag(const DLTensor* mixed_qkv, const DLTensor* a, const DLTensor* b, const DLTensor* A_log,
+                  const DLTensor* dt_bias, double scale, const DLTensor* initial_state, const DLTensor* out,
+                  const DLTensor* ssm_state_indices, int use_qk_l2norm_in_kernel, const double* lower_bound) {
+  ArgBag bag;
+  put(bag, "mixed_qkv", mixed_qkv), put(bag, "a", a), put(bag, "b", b), put(bag, "A_log", A_log);
+  put(bag, "dt_bias", dt_bias), put(bag, "initial_state", initial_state), put(bag, "out", out);
+  put(bag, "ssm_state_indices", ssm_state_indices);
+  bag.scalars["scale"] = scale;
+  if (lower_bound) bag.scalars["lower_bound"] = *lower_bound;
+  bag.flags["use_qk_l2norm_in_kernel"] = use_qk_l2norm_in_kernel != 0;
+  return bag;
+}
+
 // The launchers check the call (upstream's checks at the kernel entry): a violation is a rejected
 // call with upstream's message, NotImplementedError an unsupported one.
 int answer(const Status& st, const kparity_impl_context* ctx) {
@@ -67,28 +81,18 @@ KPARITY_IMPL_EXPORT int kparity_impl_kda_recurrent KPARITY_IMPL_KDA_RECURRENT_PA
 
 KPARITY_IMPL_EXPORT int kparity_impl_kda_packed_decode KPARITY_IMPL_KDA_PACKED_DECODE_PARAMS {
   return guarded(ctx, [&] {
-    ArgBag bag;
-    put(bag, "mixed_qkv", mixed_qkv), put(bag, "a", a), put(bag, "b", b), put(bag, "A_log", A_log);
-    put(bag, "dt_bias", dt_bias), put(bag, "initial_state", initial_state), put(bag, "out", out);
-    put(bag, "ssm_state_indices", ssm_state_indices);
-    bag.scalars["scale"] = scale;
-    if (lower_bound) bag.scalars["lower_bound"] = *lower_bound;
-    bag.flags["use_qk_l2norm_in_kernel"] = use_qk_l2norm_in_kernel != 0;
+    const ArgBag bag = decode_bag(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, out, ssm_state_indices,
+                                  use_qk_l2norm_in_kernel, lower_bound);
     return answer(kparity::kernels::kda::packed_decode(kparity::kda::packed_decode_args(bag), stream_of(ctx)), ctx);
   });
 }
 
 KPARITY_IMPL_EXPORT int kparity_impl_kda_replayssm_decode KPARITY_IMPL_KDA_REPLAYSSM_DECODE_PARAMS {
   return guarded(ctx, [&] {
-    ArgBag bag;
-    put(bag, "mixed_qkv", mixed_qkv), put(bag, "a", a), put(bag, "b", b), put(bag, "A_log", A_log);
-    put(bag, "dt_bias", dt_bias), put(bag, "initial_state", initial_state), put(bag, "d_cache", d_cache);
-    put(bag, "k_cache", k_cache), put(bag, "g_cache", g_cache), put(bag, "out", out);
-    put(bag, "ssm_state_indices", ssm_state_indices), put(bag, "write_pos", write_pos);
-    put(bag, "force_flush", force_flush);
-    bag.scalars["scale"] = scale;
-    if (lower_bound) bag.scalars["lower_bound"] = *lower_bound;
-    bag.flags["use_qk_l2norm_in_kernel"] = use_qk_l2norm_in_kernel != 0;
+    ArgBag bag = decode_bag(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, out, ssm_state_indices,
+                            use_qk_l2norm_in_kernel, lower_bound);
+    put(bag, "d_cache", d_cache), put(bag, "k_cache", k_cache), put(bag, "g_cache", g_cache);
+    put(bag, "write_pos", write_pos), put(bag, "force_flush", force_flush);
     bag.flags["beta_in_fp32"] = beta_in_fp32 != 0;
     return answer(kparity::kernels::kda::replayssm_decode(kparity::kda::replayssm_decode_args(bag), stream_of(ctx)),
                   ctx);

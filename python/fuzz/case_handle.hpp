@@ -1,8 +1,8 @@
 #pragma once
-// One backend run of a Python implementation, as the Python side of kparity.fuzz sees it: the
-// call's tensors as guarded images to place in torch memory (fuzz/backends/guarded_image.hpp), the
-// outputs upstream allocates (the implementation returns them), scalars and flags. Valid only while
-// the Python callback runs; every method checks that.
+// One case of kparity-fuzz-host for the Python side: the call's tensors passed to the implementation
+// as guarded images (fuzz/backends/guarded_image.hpp) to place in torch memory, and the outputs
+// upstream allocates, which the implementation returns and set_output stores. Valid while the case
+// runs; every method checks that.
 #include <map>
 #include <memory>
 #include <set>

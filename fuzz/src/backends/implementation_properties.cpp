@@ -185,26 +185,6 @@ Property make_property(const OpFuzzSpec& spec, const Backend& backend, const std
 
 }  // namespace
 
-std::uint64_t call_key(const Call& c) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const void* p, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
-  };
-  auto mix_str = [&](const std::string& s) { mix(s.data(), s.size() + 1); };
-  mix_str(c.op);
-  for (const auto& [name, t] : c.tensors) {
-    mix_str(name);
-    const TensorView v = t.view();
-    mix(&v.dtype, sizeof v.dtype);
-    mix(v.sizes.data(), sizeof(std::int64_t) * static_cast<std::size_t>(v.rank));
-    mix(v.strides.data(), sizeof(std::int64_t) * static_cast<std::size_t>(v.rank));
-    mix(t.storage().data(), t.storage().size());
-  }
-  for (const auto& [name, v] : c.scalars) mix_str(name), mix(&v, sizeof v);
-  for (const auto& [name, v] : c.flags) mix_str(name), mix(&v, sizeof v);
-  return h;
-}
-
 std::uint64_t call_fingerprint(const Call& c) {
   std::uint64_t h = 1469598103934665603ull;
   auto mix = [&](const void* p, std::size_t n) {

@@ -96,7 +96,7 @@ def returned_outputs(row: OpRow) -> tuple[str, ...]:
 
 @dataclass
 class CaseRunner:
-    """Calls `impl` for the harness, one case per __call__ (the kparity._fuzz callback)."""
+    """Calls `impl` for kparity-fuzz-host, one case per run()."""
     row: OpRow
     impl: Callable[..., Any]
     device: torch.device
