@@ -26,6 +26,8 @@ if compgen -G ".deps/wheels/*.whl" > /dev/null; then
   export PYTHONPATH=$tools${PYTHONPATH:+:$PYTHONPATH}
 fi
 settings=()
+# The carried Debian libraries (libfmt) the kparity libraries were linked against, before the image's.
+[ -d .deps/root/usr/lib/x86_64-linux-gnu ] && export LD_LIBRARY_PATH=$ROOT/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # The kparity libraries were built against the carried Debian headers (gpu-suite.sh unpacks .deps/*.deb
 # there); the extension must see the same nlohmann_json, whose ABI tag is part of kparity's symbols.
 [ -d .deps/root/usr ] && settings+=(--config-settings=cmake.define.CMAKE_PREFIX_PATH="$ROOT/.deps/root/usr")
@@ -48,8 +50,14 @@ export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
 "$PY" -c 'import kparity; assert kparity.has_kernels, "built without kernels"; print("kparity", kparity.__version__, "kernels:", kparity.has_kernels)' || exit 1
 
 cd "$ROOT/build-python" 2>/dev/null || { mkdir -p "$ROOT/build-python"; cd "$ROOT/build-python"; }
-PYTHONUNBUFFERED=1 "$PY" -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/python" 2>&1 | tee "$OUT/pytest.log"
+PYTHONUNBUFFERED=1 "$PY" -X faulthandler -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/python" 2>&1 | tee "$OUT/pytest.log"
 status=${PIPESTATUS[0]}
+# A crash (a signal: status > 128) gets a native backtrace where gdb exists: the Python frames above
+# do not say which C++ frame faulted.
+if [ "$status" -gt 128 ] && command -v gdb > /dev/null; then
+  gdb -batch -ex run -ex bt --args "$PY" -m pytest -q -x -p no:cacheprovider "$ROOT/tests/python" > "$OUT/crash-backtrace.log" 2>&1
+  tail -40 "$OUT/crash-backtrace.log"
+fi
 "$PY" "$ROOT/python/bench/perf.py" --device cuda --out "$OUT/python_perf_cuda.md" || status=1
 "$PY" "$ROOT/python/bench/perf.py" --device cpu --out "$OUT/python_perf_cpu.md" || status=1
 exit $status
