@@ -20,12 +20,14 @@ from ._calls import Call, dump, load, reference
 from ._catalog import Entry, SearchHit, entries, explain, search
 from ._errors import (
     BY_CLASS as _BY_CLASS,
+    ContractAssertionError,
     ContractError,
     ContractIndexError,
     ContractNotImplementedError,
     ContractRuntimeError,
     ContractTypeError,
     ContractValueError,
+    ContractZeroDivisionError,
     InternalError,
     UnknownEntryError,
 )
@@ -56,16 +58,16 @@ else:
 
 
 def ops() -> tuple[str, ...]:
-    """The op names: kda/recurrent, kda/packed_decode, kda/replayssm_decode, sparse/paged_prefill,
-    sparse/paged_decode."""
+    """The op names: kda/recurrent, kda/chunk, kda/packed_decode, kda/replayssm_decode,
+    sparse/paged_prefill, sparse/paged_decode."""
     return _OPS
 
 
 from . import kda, sparse  # noqa: E402  (per-family modules need the package initialised)
 
 __all__ = [
-    "Call", "ContractError", "ContractIndexError", "ContractNotImplementedError", "ContractRuntimeError",
-    "ContractTypeError", "ContractValueError", "Diagnostic", "Entry", "Guard", "InternalError", "SearchHit",
+    "Call", "ContractAssertionError", "ContractError", "ContractIndexError", "ContractNotImplementedError", "ContractRuntimeError",
+    "ContractTypeError", "ContractValueError", "ContractZeroDivisionError", "Diagnostic", "Entry", "Guard", "InternalError", "SearchHit",
     "UnknownEntryError", "check", "dump", "entries", "explain", "guard", "has_kernels", "kda", "kernel", "load",
     "ops", "reference", "search", "sparse", "validate",
 ]

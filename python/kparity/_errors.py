@@ -89,6 +89,14 @@ class ContractNotImplementedError(ContractError, NotImplementedError):
     """A call the kernel does not support (NotImplementedError, naming the value)."""
 
 
+class ContractAssertionError(ContractError, AssertionError):
+    """A contract violation upstream reports through ``assert`` (fla's chunk_kda wrapper)."""
+
+
+class ContractZeroDivisionError(ContractError, ZeroDivisionError):
+    """A call upstream fails on with a division by zero (an empty head count or head dim)."""
+
+
 class InternalError(_Diagnosed, RuntimeError):
     """A broken invariant inside kparity (a bug: please report it)."""
 
@@ -117,5 +125,7 @@ BY_CLASS: dict[str, type[Exception]] = {
     "IndexError": ContractIndexError,
     "TypeError": ContractTypeError,
     "NotImplementedError": ContractNotImplementedError,
+    "AssertionError": ContractAssertionError,
+    "ZeroDivisionError": ContractZeroDivisionError,
     "InternalError": InternalError,
 }

@@ -2,7 +2,8 @@
 from ._family import Op
 
 recurrent = Op("kda/recurrent")
+chunk = Op("kda/chunk")  # fla's chunk_kda (fla/ops/kda/chunk.py)
 packed_decode = Op("kda/packed_decode")
 replayssm_decode = Op("kda/replayssm_decode")
 
-__all__ = ["recurrent", "packed_decode", "replayssm_decode"]
+__all__ = ["recurrent", "chunk", "packed_decode", "replayssm_decode"]

@@ -5,9 +5,10 @@
 namespace kparity::py {
 namespace {
 
-constexpr std::array<ErrorClass, 6> kClasses = {ErrorClass::ValueError, ErrorClass::RuntimeError,
-                                                ErrorClass::IndexError, ErrorClass::TypeError,
-                                                ErrorClass::NotImplementedError, ErrorClass::InternalError};
+constexpr std::array<ErrorClass, 8> kClasses = {ErrorClass::ValueError,          ErrorClass::RuntimeError,
+                                                ErrorClass::IndexError,          ErrorClass::TypeError,
+                                                ErrorClass::NotImplementedError, ErrorClass::AssertionError,
+                                                ErrorClass::ZeroDivisionError,   ErrorClass::InternalError};
 
 std::array<nb::object, kClasses.size()>& classes() {
   static auto* c = new std::array<nb::object, kClasses.size()>();  // leaked: outlives module teardown

@@ -9,11 +9,11 @@ import pytest
 import torch
 
 import kparity
-from kp_helpers import kparity_cli, replayssm_args
+from kp_helpers import example_args, kparity_cli, replayssm_args
 
 
 def test_ops() -> None:
-    assert kparity.ops() == ("kda/recurrent", "kda/packed_decode", "kda/replayssm_decode",
+    assert kparity.ops() == ("kda/recurrent", "kda/chunk", "kda/packed_decode", "kda/replayssm_decode",
                              "sparse/paged_prefill", "sparse/paged_decode")
 
 
@@ -107,7 +107,7 @@ def test_family_signatures_are_upstreams() -> None:
         "ssm_state_indices", "write_pos", "force_flush", "use_qk_l2norm_in_kernel", "lower_bound"]
     assert list(kparity.sparse.paged_decode.signature.parameters)[:6] == [
         "q", "unified_kv", "kv_indices", "kv_indptr", "attn_sink", "softmax_scale"]
-    for mod, names in ((kparity.kda, ("recurrent", "packed_decode", "replayssm_decode")),
+    for mod, names in ((kparity.kda, ("recurrent", "chunk", "packed_decode", "replayssm_decode")),
                        (kparity.sparse, ("paged_prefill", "paged_decode"))):
         for n in names:
             op = getattr(mod, n)
@@ -126,6 +126,22 @@ def test_family_forwards_args_exactly() -> None:
     with pytest.raises(ValueError) as b:
         kparity.check("kda/replayssm_decode", **args)
     assert a.value.id == b.value.id == "066bd06e9ab538bd"
+
+
+# fla's chunk_kda checks with `assert` and fails on empty heads with a ZeroDivisionError: the
+# exceptions keep those classes, through kparity.check and through the positional family object.
+@pytest.mark.parametrize("slug, builtin", [("kda-chunk-initial-state-dtype", AssertionError),
+                                           ("kda-chunk-num-qk-heads-zero", ZeroDivisionError)])
+def test_chunk_kda_keeps_upstream_classes(slug: str, builtin: type) -> None:
+    entry = kparity.explain(slug)
+    op, args, _ = example_args(entry.erroneous_example)
+    assert op == "kda/chunk"
+    names = kparity.kda.chunk.row.positional
+    pos = [args.pop(n) for n in names[:4]]
+    with pytest.raises(builtin) as info:
+        kparity.kda.chunk.check(*pos, **args)
+    assert isinstance(info.value, kparity.ContractError)
+    assert info.value.id == entry.id
 
 
 def test_type_stubs_are_shipped_and_complete() -> None:
