@@ -299,8 +299,8 @@ std::vector<SelfTestOutcome> self_test(const SelfTestOptions& o, std::ostream& l
   if (o.bugs.empty())
     for (const auto& b : all) chosen.push_back(&b);
 
-  log << fmt::format("kparity fuzz --self-test: seed=0x{:x}, up to {} cases per planted bug and per control\n", o.seed,
-                     o.max_cases);
+  log << fmt::format("kparity fuzz --self-test: seed=0x{:x}, up to {} cases per planted bug and per op for its controls\n",
+                     o.seed, o.max_cases);
   std::map<std::string, Cases> cases;
   auto cases_of = [&](const std::string& op) -> Cases& {
     return cases.try_emplace(op, spec_for(op), o.seed).first->second;
