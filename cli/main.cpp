@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
       ->take_all();
   fuzz_cmd->add_option("--backend", fz.backend, "reference (CPU properties), cuda (kernel properties), launcher (kernel launchers on host memory, no device), all, or control (the controls: correct fp32 fake kernels in other accumulation orders, which the rule must pass; control/<reversed|pairwise|tile16|fma|fp64> for one)")
       ->check(CLI::IsMember({"reference", "cuda", "launcher", "all", "control", "control/reversed", "control/pairwise",
-                             "control/tile16", "control/fma", "control/fp64"}));
+                             "control/tile16", "control/fma", "control/fp64", "control/fma-exponent"}));
   auto* cases = fuzz_cmd->add_option("--cases", fz.cases, "Passing cases per property")->check(CLI::PositiveNumber);
   auto* time = fuzz_cmd->add_option("--time", fz.seconds, "Wall-clock budget in seconds, split across the properties")
                    ->check(CLI::PositiveNumber);

@@ -80,10 +80,9 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
       F Z = 0;
       if constexpr (faithful) {
         // The logits become the weights; wv: rounded to the storage dtype for P.V (C.4 item 4).
-        // The fma control also fuses an unshifted row's exponent, exp2(qk * scale - m) in one fma,
-        // as FlashAttention-style kernels do (with 16-bit q and k every product and P.V term is
-        // exact in fp32, so this is where a fused kernel's rounding differs).
-        const bool fused = accumulation() == Accumulation::fma;
+        // The ledgered fma-exponent control (accumulate.hpp) fuses an unshifted row's exponent,
+        // exp2(qk * scale - m) in one fma, as FlashAttention-style kernels do.
+        const bool fused = accumulation() == Accumulation::fma_exponent;
         for (std::int64_t j = 0; j < n; ++j) {
           const F x = fused && !keys.shifted[j] ? std::fma(dots[j], scale, -M) : s[j] - M;
           s[j] = two ? std::exp2(x) : std::exp(x);

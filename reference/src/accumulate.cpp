@@ -9,6 +9,7 @@ constexpr std::pair<Accumulation, std::string_view> kNames[] = {
     {Accumulation::index_order, "index-order"}, {Accumulation::reversed, "reversed"},
     {Accumulation::pairwise, "pairwise"},       {Accumulation::tile16, "tile16"},
     {Accumulation::fma, "fma"},                 {Accumulation::fp64, "fp64"},
+    {Accumulation::fma_exponent, "fma-exponent"},
 };
 
 }  // namespace

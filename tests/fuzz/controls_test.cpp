@@ -14,6 +14,7 @@
 
 #include "kparity/fuzz/backends/reference.hpp"
 #include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/campaign/runner.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
 #include "kparity/reference/accumulate.hpp"
 
@@ -59,12 +60,36 @@ TEST(Controls, EachDiffersFromTheFaithfulModelOnEveryOp) {
         diff += differing(f, b);
         for (const auto& name : c.written) elements += c.at(name).view().numel();
       }
-      EXPECT_GT(diff, 0) << control.name << " on " << spec.op << ": bit-identical to the faithful model over "
-                         << calls.size() << " calls";
+      if (control.name == "control/fma" && spec.op == "sparse/paged_decode") {
+        // By arithmetic: q and k are bf16/f16 (every product exact in fp32), the weights are
+        // rounded to the storage dtype before P.V (exact products again) and decode adds no shift
+        // to q.k * scale, so no fma changes a bit here. Only the ledgered fma-exponent differs.
+        EXPECT_EQ(diff, 0) << control.name << " on " << spec.op;
+      } else {
+        EXPECT_GT(diff, 0) << control.name << " on " << spec.op << ": bit-identical to the faithful model over "
+                           << calls.size() << " calls";
+      }
       std::printf("%-20s %-22s %lld of %lld written elements differ from the faithful model\n", control.name.c_str(),
                   spec.op.c_str(), static_cast<long long>(diff), static_cast<long long>(elements));
     }
   }
+}
+
+// The ledgered control (accumulate.hpp, "fma-exponent"): FlashAttention's exp2(qk * scale - m) in
+// one fma. A known false alarm of the rule, kept visible: where |logit| >= 2^31 (the special values'
+// +-2^100 keys) the max key's weight overflows and the output is NaN where the exact one is finite;
+// the a-priori recipe (reference/sparse/error_bound.cpp items 2 and 6) has no term for it. When the
+// recipe learns it, this test fails: then move fma_exponent into control_accumulations().
+TEST(Controls, TheFusedExponentIsALedgeredFalseAlarm) {
+  const Backend fused = control_backend(Accumulation::fma_exponent, {"sparse/paged_decode"});
+  const OpFuzzSpec& spec = spec_for("sparse/paged_decode");
+  const PropertyOutcome special = run_property(differential_property(spec, fused, true), kDefaultSeed, 100, 100, false);
+  EXPECT_FALSE(special.passed) << "the recipe now covers the fused exponent: make fma-exponent a control";
+  EXPECT_NE(special.message.find("class mismatch"), std::string::npos) << special.message;
+  EXPECT_NE(special.message.find("b=nan"), std::string::npos) << special.message;
+  // Finite draws keep logits far below 2^31: there the fused kernel is inside the rule.
+  const PropertyOutcome finite = run_property(differential_property(spec, fused, false), kDefaultSeed, 100, 100, false);
+  EXPECT_TRUE(finite.passed) << finite.message;
 }
 
 TEST(Controls, TheDefaultAccumulationIsTheFaithfulModel) {
@@ -85,6 +110,7 @@ TEST(Controls, NamesRoundTripAndExcludeTheFaithfulOrder) {
     EXPECT_EQ(reference::parse_accumulation(reference::accumulation_name(a)), a);
   }
   EXPECT_EQ(reference::control_accumulations().size(), 5u);
+  EXPECT_EQ(reference::parse_accumulation("fma-exponent"), Accumulation::fma_exponent);  // ledgered, not a control
   EXPECT_FALSE(reference::parse_accumulation("tile32").has_value());
   EXPECT_EQ(reference::accumulation(), Accumulation::index_order);  // scopes end with their run
 }

@@ -20,6 +20,18 @@
 //              by default; Triton's tl.dot and tl.fma);
 //   fp64       products and sums in fp64, rounded to fp32 once per reduction (wider intermediates).
 //
+// A ledgered control (known false alarm, testing guide 2.9), not among control_accumulations():
+//   fma-exponent  fma, and the sparse ops' exponent of an unshifted key fused too, exp(qk * scale -
+//                 m) in one fma as FlashAttention-style kernels compute it (Triton contracts
+//                 `qk * qk_scale - m` into an FFMA). The max key's argument is then the rounding
+//                 error of its logit, up to u |l|, not 0: for |l| >= 2^31 (log2 domain; 88.7 * 2^24
+//                 for exp) its weight can overflow to inf and the output become inf / inf = NaN,
+//                 where the exact result is finite. The a-priori recipe (reference/sparse/
+//                 error_bound.cpp, items 2 and 6) assumes the max key's weight is exactly 1 and has
+//                 no overflow term for the weights, so the rule flags that case; tests/fuzz/
+//                 controls_test.cpp holds the repro, and moving this control into the set is the
+//                 test that the recipe learned it.
+//
 // The switch is per thread, off unless a scope is alive, so the oracle and faithful runs of the
 // rule never see it (only fake kernels set it, around their own run).
 #include <algorithm>
@@ -36,7 +48,7 @@
 
 namespace kparity::reference {
 
-enum class Accumulation { index_order, reversed, pairwise, tile16, fma, fp64 };
+enum class Accumulation { index_order, reversed, pairwise, tile16, fma, fp64, fma_exponent };
 
 std::string_view accumulation_name(Accumulation a) noexcept;  // "index-order", "reversed", ...
 std::optional<Accumulation> parse_accumulation(std::string_view s) noexcept;
@@ -107,6 +119,7 @@ float faithful_sum(std::size_t n, Term&& term) {
       return s;
     }
     case Accumulation::fma:
+    case Accumulation::fma_exponent:
       return detail::ordered_sum<true>(0, n, term);
     case Accumulation::fp64: {
       double s = 0.0;
@@ -125,6 +138,7 @@ float faithful_sum(std::size_t n, Term&& term) {
 inline float faithful_madd(float a, float b, float c) {
   switch (accumulation()) {
     case Accumulation::fma:
+    case Accumulation::fma_exponent:
       return std::fma(a, b, c);
     case Accumulation::fp64:
       return static_cast<float>(static_cast<double>(a) * static_cast<double>(b) + static_cast<double>(c));
