@@ -31,18 +31,21 @@ std::uint64_t parse_seed(const std::string& s) {
   return v;
 }
 
+// What the campaign with these options would run; a property that cannot run here ends with
+// "skipped: <why>".
 int list(const FuzzOptions& o) {
   fz::CampaignOptions c;
   c.ops = o.ops;
   c.backend = o.backend;
-  std::string why;
-  std::vector<fz::Property> all = fz::all_properties();
-  for (const auto& p : fz::select_properties(all, c)) {
+  c.property = o.property;
+  std::vector<fz::BackendStatus> backends;
+  for (const auto& p : fz::campaign_properties(c, backends)) {
     const std::string op = fz::op_of(p);
-    std::printf("%-13s %-10s %-22s %s\n", p.kind.c_str(), fz::backend_of(p).c_str(), op.empty() ? "-" : op.c_str(),
-                p.name.c_str());
+    std::printf("%-13s %-10s %-22s %s%s\n", p.kind.c_str(), fz::backend_of(p).c_str(), op.empty() ? "-" : op.c_str(),
+                p.name.c_str(), p.skipped.empty() ? "" : ("  skipped: " + p.skipped).c_str());
   }
-  if (fz::cuda_backends(why).empty()) std::printf("cuda: skipped, %s\n", why.c_str());
+  for (const auto& b : backends)
+    if (!b.available) std::printf("%s: skipped, %s\n", b.name.c_str(), b.reason.c_str());
   return kExitOk;
 }
 

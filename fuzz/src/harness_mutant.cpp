@@ -21,6 +21,7 @@ const std::vector<HarnessMutantInfo>& harness_mutants() {
       {M::poison_off, "poison-off", "pure outputs are not NaN-poisoned before the backend runs"},
       {M::shrink_returns_original, "shrink-returns-original", "failures are not shrunk"},
       {M::replay_ignores_expected, "replay-ignores-expected", "replay does not compare the oracle with expected.*"},
+      {M::oracle_not_exact, "oracle-not-exact", "the oracle's sums in plain fp64 (index order) instead of exact"},
   };
   return all;
 }

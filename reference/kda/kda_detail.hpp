@@ -2,8 +2,9 @@
 // Private building blocks of the KDA references (spec kda.md A). Every op is a template over the
 // arithmetic type R: double = oracle, float = faithful (A.10). The oracle's sums and dot products
 // are exact, rounded once (exact_sum.hpp); its elementwise operations are fp64 (exp, sigmoid,
-// softplus, sqrt: correctly rounded or faithful libm). Build without FP contraction
-// (the default for ISO C++ on x86-64): B.2.7 item 3 fixes "multiply first, then add".
+// softplus, sqrt: correctly rounded or faithful libm). Both precisions' reductions go through
+// accumulate.hpp. Build without FP contraction (the default for ISO C++ on x86-64): B.2.7 item 3
+// fixes "multiply first, then add".
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -14,7 +15,7 @@
 
 #include "kparity/core/dtype.hpp"
 #include "kparity/core/tensor_view.hpp"
-#include "kparity/reference/exact_sum.hpp"
+#include "kparity/reference/accumulate.hpp"
 
 namespace kparity::reference::kda::detail {
 
@@ -60,14 +61,8 @@ enum class NormForm { divide, multiply };
 
 template <class R>
 void l2_normalise(std::vector<R>& x, NormForm form) {
-  R n = 0;
-  if constexpr (kFaithful<R>) {
-    for (R e : x) n += e * e;
-    n += R(1e-6);
-  } else {
-    const std::size_t K = x.size();
-    n = exact_sum_of_products(K + 1, [&](std::size_t c) { return c < K ? std::pair{x[c], x[c]} : std::pair{1e-6, 1.0}; });
-  }
+  const std::size_t K = x.size();
+  const R n = reduce<R>(K + 1, [&](std::size_t c) { return c < K ? std::pair{x[c], x[c]} : std::pair{R(1e-6), R(1)}; });
   const R root = std::sqrt(n);
   if (form == NormForm::divide) {
     for (R& e : x) e = e / root;
@@ -95,20 +90,17 @@ std::vector<R> recurrent_step(std::vector<R>& S, const Token<R>& t) {
     R* row = &S[j * K];
     for (std::size_t c = 0; c < K; ++c) row[c] = row[c] * t.alpha[c];  // 1. decay
     if constexpr (kFaithful<R>) {
-      R u = 0;
-      for (std::size_t c = 0; c < K; ++c) u += row[c] * t.k_hat[c];  // 2. predict (decayed S)
-      const R d = t.beta * (t.v[j] - u);                               // 3. delta
-      for (std::size_t c = 0; c < K; ++c) row[c] = row[c] + d * t.k_hat[c];  // 4. rank-1 update
-      R out = 0;
-      for (std::size_t c = 0; c < K; ++c) out += row[c] * t.q_s[c];  // 5. readout (updated S)
-      o[j] = out;
+      const R u = faithful_sum(K, [&](std::size_t c) { return std::pair{row[c], t.k_hat[c]}; });  // 2. predict (decayed S)
+      const R d = t.beta * (t.v[j] - u);                                                             // 3. delta
+      for (std::size_t c = 0; c < K; ++c) row[c] = faithful_madd(d, t.k_hat[c], row[c]);           // 4. rank-1 update
+      o[j] = faithful_sum(K, [&](std::size_t c) { return std::pair{row[c], t.q_s[c]}; });           // 5. readout (updated S)
     } else {
-      const R v_minus_u = exact_sum_of_products(K + 1, [&](std::size_t c) {  // 2.-3. v - S k
+      const R v_minus_u = oracle_sum(K + 1, [&](std::size_t c) {  // 2.-3. v - S k
         return c < K ? std::pair{-row[c], t.k_hat[c]} : std::pair{t.v[j], 1.0};
       });
       const R d = t.beta * v_minus_u;
       for (std::size_t c = 0; c < K; ++c) row[c] = std::fma(d, t.k_hat[c], row[c]);  // 4.
-      o[j] = exact_sum_of_products(K, [&](std::size_t c) { return std::pair{row[c], t.q_s[c]}; });  // 5.
+      o[j] = oracle_sum(K, [&](std::size_t c) { return std::pair{row[c], t.q_s[c]}; });  // 5.
     }
   }
   return o;

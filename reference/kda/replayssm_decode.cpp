@@ -53,11 +53,7 @@ Head<R> load_head(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t b, s
   }
   const R scale = host_scalar<R>(x.scale);
   for (R& e : t.q_s) e = e * scale;
-  if constexpr (kFaithful<R>) {
-    for (std::int64_t c = 0; c < d.K; ++c) t.kq += t.k_hat[c] * t.q_s[c];  // B.2.5: undecayed k, q
-  } else {
-    t.kq = exact_dot(t.k_hat, t.q_s);
-  }
+  t.kq = reduce<R>(d.K, [&](std::size_t c) { return std::pair{t.k_hat[c], t.q_s[c]}; });  // B.2.5: undecayed k, q
   const R A_log = static_cast<R>(ld(x.A_log, {hv}));
   for (std::int64_t c = 0; c < d.K; ++c) {
     const R xc = static_cast<R>(per_head_k(x.a, b, hv, c, d.K)) + static_cast<R>(bias_at(x.dt_bias, hv, c, d.K));
@@ -113,11 +109,10 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
     for (std::int64_t c = 0; c < d.K; ++c) {
       const R s0 = static_cast<R>(ld(x.initial_state, {s, hv, j, c}));
       if constexpr (kFaithful<R>) {
-        R ring = 0;
-        for (std::int64_t i = 0; i < m; ++i) ring += dr[i * d.V + j] * kw[i * d.K + c];
-        Sp[j * d.K + c] = s0 * Dtot[c] + ring;
+        const R ring = faithful_sum(m, [&](std::int64_t i) { return std::pair{dr[i * d.V + j], kw[i * d.K + c]}; });
+        Sp[j * d.K + c] = faithful_madd(s0, Dtot[c], ring);
       } else {  // S0 Dtot + the ring product, one exact sum
-        Sp[j * d.K + c] = exact_sum_of_products(m + 1, [&](std::int64_t i) {
+        Sp[j * d.K + c] = oracle_sum(m + 1, [&](std::int64_t i) {
           return i < m ? std::pair{dr[i * d.V + j], kw[i * d.K + c]} : std::pair{s0, Dtot[c]};
         });
       }
@@ -146,20 +141,18 @@ void run(const ReplaySsmDecodeArgs& x) {
       std::vector<R> dl(d.V);
       for (std::int64_t j = 0; j < d.V; ++j) {  // B.2.5
         if constexpr (kFaithful<R>) {
-          R sq = 0, sk = 0;
-          for (std::int64_t k = 0; k < d.K; ++k) {
-            sq += Sp[j * d.K + k] * (t.q_s[k] * t.alpha[k]);
-            sk += Sp[j * d.K + k] * (t.k_hat[k] * t.alpha[k]);
-          }
+          const R* row = &Sp[j * d.K];
+          const R sq = faithful_sum(d.K, [&](std::int64_t k) { return std::pair{row[k], t.q_s[k] * t.alpha[k]}; });
+          const R sk = faithful_sum(d.K, [&](std::int64_t k) { return std::pair{row[k], t.k_hat[k] * t.alpha[k]}; });
           dl[j] = t.beta * (t.v[j] - sk);
-          st(x.out, {b, 0, hv, j}, sq + dl[j] * t.kq);
+          st(x.out, {b, 0, hv, j}, faithful_madd(dl[j], t.kq, sq));
         } else {  // v - Sp (k alpha) and Sp (q alpha) + dl kq, each one exact sum
           const R* row = &Sp[j * d.K];
-          const R v_minus_sk = exact_sum_of_products(d.K + 1, [&](std::int64_t k) {
+          const R v_minus_sk = oracle_sum(d.K + 1, [&](std::int64_t k) {
             return k < d.K ? std::pair{-row[k], t.k_hat[k] * t.alpha[k]} : std::pair{t.v[j], R(1)};
           });
           dl[j] = t.beta * v_minus_sk;
-          st(x.out, {b, 0, hv, j}, exact_sum_of_products(d.K + 1, [&](std::int64_t k) {
+          st(x.out, {b, 0, hv, j}, oracle_sum(d.K + 1, [&](std::int64_t k) {
                return k < d.K ? std::pair{row[k], t.q_s[k] * t.alpha[k]} : std::pair{dl[j], t.kq};
              }));
         }
@@ -169,11 +162,11 @@ void run(const ReplaySsmDecodeArgs& x) {
           for (std::int64_t k = 0; k < d.K; ++k) {
             if constexpr (kFaithful<R>) {
               const R prod = Sp[j * d.K + k] * t.alpha[k];
-              st(x.initial_state, {s, hv, j, k}, prod + dl[j] * t.k_hat[k]);
+              st(x.initial_state, {s, hv, j, k}, faithful_madd(dl[j], t.k_hat[k], prod));
             } else {  // Sp alpha + dl k, one exact sum
               const std::pair<R, R> decayed{Sp[j * d.K + k], t.alpha[k]}, update{dl[j], t.k_hat[k]};
               st(x.initial_state, {s, hv, j, k},
-                 exact_sum_of_products(2, [&](std::size_t i) { return i == 0 ? decayed : update; }));
+                 oracle_sum(2, [&](std::size_t i) { return i == 0 ? decayed : update; }));
             }
           }
       } else {  // B.2.6: append at c; k only from the first value head of the group

@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "kparity/core/dtype.hpp"
-#include "kparity/reference/exact_sum.hpp"
+#include "kparity/reference/accumulate.hpp"
 #include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::reference::sparse::detail {
@@ -39,7 +39,7 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
   const F inf = std::numeric_limits<F>::infinity();
   const F nan = std::numeric_limits<F>::quiet_NaN();
 
-  std::vector<F> qrow(D), s(n), num(D);
+  std::vector<F> qrow(D), s(n), num(D), wv(faithful ? n : 0), dots(faithful ? n : 0);
   std::vector<double> result(D);
   for (std::int64_t h = 0; h < H; ++h) {
     for (std::int64_t d = 0; d < D; ++d) qrow[d] = static_cast<F>(a.q.load(std::array{t, h, d}));
@@ -53,11 +53,10 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
     for (std::int64_t j = 0; j < n; ++j) {
       const double* row = keys.rows.data() + j * D;
       if constexpr (faithful) {
-        F dot = 0;
-        for (std::int64_t d = 0; d < D; ++d) dot += qrow[d] * static_cast<F>(row[d]);
-        s[j] = dot * scale + (keys.shifted[j] ? shift : F(0));
+        dots[j] = faithful_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], static_cast<F>(row[d])}; });
+        s[j] = faithful_madd(dots[j], scale, keys.shifted[j] ? shift : F(0));
       } else {
-        const double dot = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{qrow[d], row[d]}; });
+        const double dot = oracle_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], row[d]}; });
         s[j] = std::fma(dot, scale, keys.shifted[j] ? shift : 0.0);
       }
       if (std::isnan(s[j])) any_nan = true; else if (s[j] > M) M = s[j];
@@ -80,15 +79,19 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
       const bool sink_leaks = planted_fault() == PlantedFault::sink_in_numerator;
       F Z = 0;
       if constexpr (faithful) {
-        std::fill(num.begin(), num.end(), F(0));
+        // The logits become the weights; wv: rounded to the storage dtype for P.V (C.4 item 4).
+        // The ledgered fma-exponent control (accumulate.hpp) fuses an unshifted row's exponent,
+        // exp2(qk * scale - m) in one fma, as FlashAttention-style kernels do.
+        const bool fused = accumulation() == Accumulation::fma_exponent;
         for (std::int64_t j = 0; j < n; ++j) {
-          const F w = two ? std::exp2(s[j] - M) : std::exp(s[j] - M);
-          Z += w;
-          const F wv = static_cast<F>(round_through(static_cast<float>(w), storage));
-          const double* row = keys.rows.data() + j * D;
-          for (std::int64_t d = 0; d < D; ++d) num[d] += wv * static_cast<F>(row[d]);
+          const F x = fused && !keys.shifted[j] ? std::fma(dots[j], scale, -M) : s[j] - M;
+          s[j] = two ? std::exp2(x) : std::exp(x);
+          wv[j] = static_cast<F>(round_through(static_cast<float>(s[j]), storage));
         }
-        Z += w_sink;  // folded in once, at the end (C.4 item 5)
+        // The sink's weight folded in once, at the end (C.4 item 5).
+        Z = faithful_sum(n + 1, [&](std::int64_t j) { return std::pair{j < n ? s[j] : w_sink, F(1)}; });
+        for (std::int64_t d = 0; d < D; ++d)
+          num[d] = faithful_sum(n, [&](std::int64_t j) { return std::pair{wv[j], static_cast<F>(keys.rows[j * D + d])}; });
         if (sink_leaks)
           for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
       } else {
@@ -113,7 +116,7 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
             }
             const double* row = keys.rows.data() + j * D;
             const double* top = keys.rows.data() + jmax * D;
-            const double diff = j == jmax ? 0.0 : exact_sum_of_products(2 * D, [&](std::int64_t i) {
+            const double diff = j == jmax ? 0.0 : oracle_sum(2 * D, [&](std::int64_t i) {
               return i < D ? std::pair{qrow[i], row[i]} : std::pair{-qrow[i - D], top[i - D]};
             });
             const double dshift = (keys.shifted[j] ? shift : 0.0) - (keys.shifted[jmax] ? shift : 0.0);
@@ -125,9 +128,9 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
         }
         std::vector<double>& w = s;  // the logits become the weights
         for (std::int64_t j = 0; j < n; ++j) w[j] = std::exp(jmax < 0 ? s[j] - M : x[j]);
-        Z = exact_sum_of_products(n + 1, [&](std::int64_t j) { return std::pair{j < n ? w[j] : w_sink, 1.0}; });
+        Z = oracle_sum(n + 1, [&](std::int64_t j) { return std::pair{j < n ? w[j] : w_sink, 1.0}; });
         for (std::int64_t d = 0; d < D; ++d)
-          num[d] = exact_sum_of_products(n + (sink_leaks ? 1 : 0), [&](std::int64_t j) {
+          num[d] = oracle_sum(n + (sink_leaks ? 1 : 0), [&](std::int64_t j) {
             return j < n ? std::pair{w[j], keys.rows[j * D + d]} : std::pair{w_sink, 1.0};
           });
       }

@@ -153,6 +153,24 @@ TEST(DifferentialRule, JudgeTakesTheLargerOfTwiceFaithfulAndTheFloor) {
   EXPECT_FALSE(judge(in, oi, oi, with({-INFINITY, 0.0, 3, 4}), spec).pass);
 }
 
+// The oracle as the rule runs it (run_oracle) sums exactly (reference/exact_sum.hpp): q = (1, 1, 1)
+// against the key (2^100, 1, -2^100) has the logit 1, which fp64 in index order (2^100 + 1 rounds
+// to 2^100) and fp32 both lose. One key and a -inf sink: lse is the logit itself.
+TEST(Oracle, SumsCancellingProductsExactly) {
+  Call c = decode_call(1, 3, 1, {{0}}, 1, true);
+  const std::vector<double> key = {0x1p100, 1.0, -0x1p100};
+  for (std::int64_t d = 0; d < 3; ++d) {
+    c.at("q").view().store_flat(d, 1.0);
+    c.at("unified_kv").view().store_flat(d, key[static_cast<std::size_t>(d)]);
+  }
+  c.at("attn_sink").view().store_flat(0, -INFINITY);
+  c.scalars["softmax_scale"] = 1.0;
+  const Call o = run_oracle(c), f = run_faithful(c);
+  EXPECT_EQ(o.at("lse").view().load_flat(0), 1.0) << "the oracle's q.k is not the exact 1";
+  EXPECT_EQ(f.at("lse").view().load_flat(0), 0.0) << "fp32 in index order loses the 1 (the case needs a cancellation)";
+  for (std::int64_t d = 0; d < 3; ++d) EXPECT_EQ(o.at("out").view().load_flat(d), key[static_cast<std::size_t>(d)]);
+}
+
 TEST(DifferentialRule, NaNAgreesWithEitherInfinityButFiniteNeverAgreesWithNonFinite) {
   const Synthetic with(3);
   const Call& in = with.in;

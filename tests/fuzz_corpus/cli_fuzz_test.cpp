@@ -84,10 +84,55 @@ TEST_F(FuzzCli, AShortCampaignWritesItsReport) {
   EXPECT_EQ(j["seed"], "0x2a");
   EXPECT_EQ(j["budget"]["cases"], 5);
   ASSERT_FALSE(j["properties"].empty());
+  int skipped = 0;
   for (const auto& p : j["properties"]) {
     EXPECT_EQ(p["op"], "sparse/paged_decode") << p["name"];
+    if (p.contains("skipped")) {  // the CUDA properties on a machine without a device
+      ++skipped;
+      EXPECT_EQ(p["cases"], 0) << p["name"];
+      continue;
+    }
     EXPECT_EQ(p["cases"], 5) << p["name"];
   }
+  EXPECT_EQ(j["totals"]["failed"], 0);
+  EXPECT_EQ(j["totals"]["skipped"], skipped);
+}
+
+// Issue 19 item 3: without a device (or without kernels) the CUDA properties are listed, run and
+// reported as skipped with the probe's reason, not left out.
+TEST_F(FuzzCli, CudaPropertiesAreListedAndReportedAsSkippedWithTheReason) {
+  std::string why;
+  const bool device = !fz::cuda_backends(why).empty();
+  const auto list = run_cli({"fuzz", "--list"}, dir_);
+  ASSERT_EQ(list.rc, 0) << list.out << list.err;
+  for (const auto& op : fz::cuda_backend_ops())
+    for (const char* kind : {"/differential/cuda", "/differential-special-values/cuda"}) {
+      const std::string name = op + kind;
+      const std::string skip = name + "  skipped: " + why + "\n";
+      EXPECT_NE(list.out.find(device ? name + "\n" : skip), std::string::npos) << (device ? name : skip) << "\n" << list.out;
+    }
+  if (device) GTEST_SKIP() << "a CUDA device is present: the CUDA properties run (no skip to show)";
+  EXPECT_FALSE(why.empty());
+  EXPECT_NE(list.out.find("cuda: skipped, " + why), std::string::npos) << list.out;
+
+  const std::string report = (dir_ / "r.json").string();
+  const auto r = run_cli({"fuzz", "--backend", "cuda", "--op", "sparse/paged_decode", "--cases", "5", "--report", report,
+                          "--corpus", (dir_ / "corpus").string()},
+                         dir_);
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SKIP sparse/paged_decode/differential/cuda  (" + why + ")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 properties skipped (cuda: " + why + ")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 of 0 properties held (2 more skipped)"), std::string::npos) << r.out;
+  std::ifstream f(report);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["properties"].size(), 2u) << j.dump(2);
+  for (const auto& p : j["properties"]) {
+    EXPECT_EQ(p["backend"], "cuda");
+    EXPECT_EQ(p["skipped"], why);
+    EXPECT_EQ(p["cases"], 0);
+    EXPECT_TRUE(p["passed"].get<bool>());
+  }
+  EXPECT_EQ(j["totals"]["skipped"], 2);
   EXPECT_EQ(j["totals"]["failed"], 0);
 }
 

@@ -14,6 +14,12 @@ namespace kparity::fuzz {
 
 bool Backend::implements(std::string_view op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 
+const std::vector<std::string>& cuda_backend_ops() {
+  static const std::vector<std::string> ops = {"kda/recurrent", "kda/packed_decode", "kda/replayssm_decode",
+                                               "sparse/paged_prefill", "sparse/paged_decode"};
+  return ops;
+}
+
 DeviceProbe probe_cuda(bool in_child) {
   if (!in_child) return probe_cuda_here();
   int fds[2];

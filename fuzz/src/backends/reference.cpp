@@ -2,10 +2,13 @@
 #include "kparity/fuzz/backends/reference.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "kparity/fuzz/harness_mutant.hpp"
 #include "kparity/ops/op_table.hpp"
+#include "kparity/reference/accumulate.hpp"
+#include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::fuzz {
 namespace {
@@ -20,6 +23,8 @@ bool has_error(const std::vector<Diagnostic>& ds) {
 
 Call run_oracle(const Call& call) {
   if (harness_mutant(HarnessMutant::oracle_is_faithful)) return run_faithful(call);
+  std::optional<reference::PlantedFaultScope> inexact;
+  if (harness_mutant(HarnessMutant::oracle_not_exact)) inexact.emplace(reference::PlantedFault::oracle_plain_sums);
   Call o = call;
   bool widened = false;
   for (const auto& name : o.written) {
@@ -71,6 +76,19 @@ Backend faithful_backend(std::vector<std::string> ops) {
   return Backend{"faithful", std::move(ops), [](Call& c) {
                    ops::run_reference(c.op, c.bag(), reference::Precision::faithful, c.options);
                  }};
+}
+
+Backend control_backend(reference::Accumulation a, std::vector<std::string> ops) {
+  return Backend{"control/" + std::string(reference::accumulation_name(a)), std::move(ops), [a](Call& c) {
+                   const reference::AccumulationScope scope(a);
+                   ops::run_reference(c.op, c.bag(), reference::Precision::faithful, c.options);
+                 }};
+}
+
+std::vector<Backend> control_backends(const std::vector<std::string>& ops) {
+  std::vector<Backend> out;
+  for (const auto a : reference::control_accumulations()) out.push_back(control_backend(a, ops));
+  return out;
 }
 
 }  // namespace kparity::fuzz

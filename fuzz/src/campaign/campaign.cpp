@@ -97,7 +97,9 @@ std::vector<Property> select_properties(const std::vector<Property>& all, const 
   std::vector<Property> out;
   for (const auto& p : all) {
     if (!o.property.empty() && p.name != o.property) continue;
-    if (o.backend != "all" && backend_of(p) != o.backend) continue;
+    // "control" selects every "control/<accumulation>" backend.
+    const std::string b = backend_of(p);
+    if (o.backend != "all" && b != o.backend && b.rfind(o.backend + "/", 0) != 0) continue;
     if (!matches_op(op_of(p), o.ops)) continue;
     out.push_back(p);
   }
@@ -152,19 +154,23 @@ CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOp
   log << "\n";
   log.flush();
 
-  if (opt.jobs > 1 && !props.empty()) {
-    r.properties = run_in_workers(props, opt, log, [&](PropertyOutcome& o, const FailedCall& call) {
+  // Properties that cannot run here are reported as skipped, in their place, and use no budget.
+  std::vector<Property> runnable;
+  for (const auto& p : props)
+    if (p.skipped.empty()) runnable.push_back(p);
+  if (opt.jobs > 1 && !runnable.empty()) {
+    r.properties = run_in_workers(runnable, opt, log, [&](PropertyOutcome& o, const FailedCall& call) {
       finish(o, opt, call, log);
     });
   } else {
-    for (std::size_t i = 0; i < props.size(); ++i) {
-      const Property& p = props[i];
+    for (std::size_t i = 0; i < runnable.size(); ++i) {
+      const Property& p = runnable[i];
       PropertyBudget b = property_budget(opt);
       if (opt.seconds) {
         // What is left, shared by the properties still to run: time a failing property did not use
         // goes to the others.
         const double left = std::max(0.0, *opt.seconds - since(t0));
-        b.seconds = left / static_cast<double>(props.size() - i);
+        b.seconds = left / static_cast<double>(runnable.size() - i);
       }
       std::function<void(const PropertyOutcome&, double)> on_chunk;
       if (opt.progress) {
@@ -172,9 +178,9 @@ CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOp
         on_chunk = [&, i, last = -1.0](const PropertyOutcome& o, double s) mutable {
           if (last >= 0 && s - last < 0.1) return;
           last = s;
-          log << "\r\x1b[2K" << progress_line(i + 1, props.size(), o, s) << std::flush;
+          log << "\r\x1b[2K" << progress_line(i + 1, runnable.size(), o, s) << std::flush;
         };
-        log << "\r\x1b[2K" << fmt::format("[{}/{}] {}", i + 1, props.size(), p.name) << std::flush;
+        log << "\r\x1b[2K" << fmt::format("[{}/{}] {}", i + 1, runnable.size(), p.name) << std::flush;
       }
       PropertyOutcome o = run_property(p, b, on_chunk);
       if (opt.progress) log << "\r\x1b[2K";
@@ -187,6 +193,20 @@ CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOp
       r.properties.push_back(std::move(o));
     }
   }
+  if (runnable.size() != props.size()) {
+    std::vector<PropertyOutcome> ran = std::move(r.properties);
+    r.properties.clear();
+    std::size_t next = 0;
+    for (const auto& p : props) {
+      if (p.skipped.empty()) {
+        r.properties.push_back(std::move(ran.at(next++)));
+        continue;
+      }
+      PropertyOutcome o = run_property(p, property_budget(opt));  // returns at once: the skip and its reason
+      log << outcome_line(o) << "\n";
+      r.properties.push_back(std::move(o));
+    }
+  }
   r.seconds = since(t0);
   print_summary(r, log);
   if (!opt.report_path.empty()) {
@@ -196,24 +216,45 @@ CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOp
   return r;
 }
 
-CampaignResult run_campaign(const CampaignOptions& o, std::ostream& log) {
-  std::vector<BackendStatus> backends{{"reference", true, ""}};
+std::vector<Property> campaign_properties(const CampaignOptions& o, std::vector<BackendStatus>& backends) {
+  // The controls (reference.hpp) are correct fake kernels: they run only when asked for, by
+  // backend or by a property name (a repro line has --property and no --backend).
+  const bool controls = o.backend == "control" || o.backend.rfind("control/", 0) == 0 ||
+                        o.property.find("/control/") != std::string::npos;
+  backends = {{"reference", true, ""}};
   std::string why;
   std::vector<Backend> cuda;
   DeviceProbe probe;
-  if (o.backend != "reference") {
+  if (o.backend == "all" || o.backend == "cuda" || o.backend == "launcher") {
     // Workers forked later could not use a device this process had initialised.
     probe = probe_cuda(o.jobs > 1);
     cuda = cuda_backends(probe, why);
     backends.push_back({"cuda", !cuda.empty(), why});
   }
   std::vector<Property> all = o.backend == "cuda" ? std::vector<Property>{} : cpu_properties();
-  for (auto& p : differential_properties(cuda, op_specs())) all.push_back(std::move(p));
-  for (auto& p : launcher_properties(probe.available))
-    if (o.backend == "all" || o.backend == p.backend) all.push_back(std::move(p));
-  // Only the CUDA backend was asked for and it is unavailable: nothing runs, and the summary's
-  // skip line says why (like the GPU tests, a visible skip rather than a failure).
-  std::vector<Property> props = all.empty() ? all : select_properties(all, o);
+  if (o.backend == "all" || o.backend == "cuda")
+    for (auto& p : cuda.empty() ? skipped_cuda_properties(why) : differential_properties(cuda, op_specs()))
+      all.push_back(std::move(p));
+  if (o.backend == "all" || o.backend == "cuda" || o.backend == "launcher")
+    for (auto& p : launcher_properties(probe.available))
+      if (o.backend == "all" || o.backend == p.backend) all.push_back(std::move(p));
+  if (controls) {
+    std::vector<std::string> ops;
+    for (const auto& s : op_specs()) ops.push_back(s.op);
+    std::vector<Backend> chosen = control_backends(ops);
+    // One control by name may also be the ledgered one (accumulate.hpp); "control" is the set.
+    if (o.backend != "control") chosen.push_back(control_backend(reference::Accumulation::fma_exponent, ops));
+    for (auto& p : differential_properties(chosen, op_specs())) all.push_back(std::move(p));
+    backends.push_back({"control", true, ""});
+  }
+  // Without a device the CUDA properties are there, skipped with the reason: --backend cuda then
+  // reports every one of them as skipped (like the GPU tests, a visible skip rather than a failure).
+  return all.empty() ? all : select_properties(all, o);
+}
+
+CampaignResult run_campaign(const CampaignOptions& o, std::ostream& log) {
+  std::vector<BackendStatus> backends;
+  std::vector<Property> props = campaign_properties(o, backends);
   return run_campaign(props, o, std::move(backends), log);
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <stdexcept>
 
@@ -32,6 +33,7 @@ std::string worst_error(const PropertyOutcome& o) {
 }  // namespace
 
 std::string outcome_line(const PropertyOutcome& o) {
+  if (!o.skipped.empty()) return fmt::format("SKIP {}  ({})", o.name, o.skipped);
   std::string line = fmt::format("{} {}  {} cases  {:.1f} s  {:.0f}/min", o.passed ? "PASS" : "FAIL", o.name, o.cases,
                                  o.seconds, o.cases_per_minute());
   if (o.discarded > 0)
@@ -55,21 +57,25 @@ void print_summary(const CampaignResult& r, std::ostream& out) {
                      bwidth, "cases", "cases/min", "buckets", "err/bound", "result")
       << fmt::format("|{:-<{}}|{:-<{}}|{:-<10}|{:-<11}|{:-<9}|{:-<18}|{:-<8}|\n", "", width + 2, "", bwidth + 2, "", "",
                      "", "", "");
-  std::size_t held = 0;
+  std::size_t held = 0, skipped = 0;
   std::int64_t cases = 0;
+  std::map<std::string, std::size_t> skip_reasons;  // reason -> properties skipped for it
   for (const auto& o : r.properties) {
     auto [hit, all] = buckets_hit(o);
+    const char* result = !o.skipped.empty() ? "skip" : o.passed ? "pass" : "FAIL";
     out << fmt::format("| {:<{}} | {:<{}} | {:>8} | {:>9.0f} | {:>7} | {:>16} | {:<6} |\n", o.name, width, o.backend,
                        bwidth, o.cases, o.cases_per_minute(), all ? fmt::format("{}/{}", hit, all) : "-",
-                       worst_error(o), o.passed ? "pass" : "FAIL");
-    held += o.passed ? 1 : 0;
+                       worst_error(o), result);
+    if (!o.skipped.empty()) ++skipped, ++skip_reasons[o.backend + ": " + o.skipped];
+    else held += o.passed ? 1 : 0;
     cases += o.cases;
   }
   out << "\n";
   for (const auto& b : r.backends)
     if (!b.available) out << b.name << ": skipped, " << b.reason << "\n";
-  out << fmt::format("{} of {} properties held, {} cases in {:.1f} s (seed {})\n", held, r.properties.size(), cases,
-                     r.seconds, hex(r.options.seed));
+  for (const auto& [reason, n] : skip_reasons) out << fmt::format("{} properties skipped ({})\n", n, reason);
+  out << fmt::format("{} of {} properties held{}, {} cases in {:.1f} s (seed {})\n", held, r.properties.size() - skipped,
+                     skipped ? fmt::format(" ({} more skipped)", skipped) : "", cases, r.seconds, hex(r.options.seed));
   for (const auto& o : r.properties)
     if (!o.passed) out << "FAILED " << o.name << "  repro: " << o.repro << "\n";
 }
@@ -95,6 +101,7 @@ nlohmann::json outcome_json(const PropertyOutcome& o) {
             {"buckets", buckets},
             {"max_errors", errors},
             {"chunks", {{"first", o.first_chunk}, {"run", o.chunks_run}, {"stride", o.chunk_stride}}}};
+  if (!o.skipped.empty()) p["skipped"] = o.skipped;
   if (!o.passed) {
     p["message"] = o.message;
     p["repro"] = o.repro;
@@ -116,6 +123,7 @@ PropertyOutcome outcome_from_json(const nlohmann::json& j) {
   o.discarded = j.at("discarded").get<int>();
   o.early_returns = j.value("early_returns", 0);
   o.passed = j.at("passed").get<bool>();
+  o.skipped = j.value("skipped", "");
   o.seed = std::stoull(j.at("seed").get<std::string>(), nullptr, 0);
   o.seconds = number(j.at("seconds"));
   for (const auto& [name, n] : j.at("buckets").items()) o.buckets[name] = n.get<std::int64_t>();
@@ -149,11 +157,12 @@ nlohmann::json report_json(const CampaignResult& r) {
 
   json props = json::array();
   std::int64_t cases = 0;
-  std::size_t passed = 0;
+  std::size_t passed = 0, skipped = 0;
   for (const auto& o : r.properties) {
     props.push_back(outcome_json(o));
     cases += o.cases;
-    passed += o.passed ? 1 : 0;
+    passed += o.passed && o.skipped.empty() ? 1 : 0;
+    skipped += o.skipped.empty() ? 0 : 1;
   }
   json out = {{"seed", hex(r.options.seed)}, {"budget", budget}, {"jobs", r.options.jobs}};
   if (r.shards > 0)
@@ -163,7 +172,8 @@ nlohmann::json report_json(const CampaignResult& r) {
   out["backends"] = backends;
   out["totals"] = {{"properties", r.properties.size()},
                    {"passed", passed},
-                   {"failed", r.properties.size() - passed},
+                   {"skipped", skipped},
+                   {"failed", r.properties.size() - passed - skipped},
                    {"cases", cases},
                    {"seconds", r.seconds}};
   out["properties"] = props;

@@ -124,6 +124,11 @@ PropertyOutcome run_property(const Property& p, const PropertyBudget& b,
   o.kind = p.kind;
   o.backend = backend_of(p);
   o.seed = b.seed;
+  if (!p.skipped.empty()) {  // listed and reported, never run (property.hpp)
+    o.skipped = p.skipped;
+    o.passed = true;
+    return o;
+  }
   for (const auto& bucket : p.buckets) o.buckets[bucket] = 0;
   if (p.buckets.empty() && !o.op.empty()) {
     try {
@@ -209,6 +214,9 @@ PropertyOutcome merge_chunk_runs(std::vector<PropertyOutcome> runs) {
   std::stable_sort(runs.begin(), runs.end(),
                    [](const PropertyOutcome& a, const PropertyOutcome& b) { return a.first_chunk < b.first_chunk; });
   const bool strided = std::any_of(runs.begin(), runs.end(), [](const PropertyOutcome& r) { return r.chunk_stride != 1; });
+  // A shard that could not run the property (no device there) adds nothing to one that could.
+  if (!std::all_of(runs.begin(), runs.end(), [](const PropertyOutcome& r) { return !r.skipped.empty(); }))
+    std::erase_if(runs, [](const PropertyOutcome& r) { return !r.skipped.empty(); });
   PropertyOutcome m = runs.front();
   m.cases = m.discarded = m.early_returns = m.chunks_run = 0;
   m.seconds = 0.0;

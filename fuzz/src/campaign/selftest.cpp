@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include "kparity/core/random.hpp"
+#include "kparity/fuzz/backends/reference.hpp"
+#include "kparity/fuzz/campaign/runner.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
 #include "kparity/fuzz/properties/differential.hpp"
 #include "kparity/ops/op_table.hpp"
@@ -221,6 +223,36 @@ SelfTestOutcome evaluate(const Backend& backend, const std::string& op, bool con
 
 std::string bare(const std::string& name) { return name.rfind("selftest/", 0) == 0 ? name.substr(9) : name; }
 
+// The controls of an op (backends/reference.hpp: correct fp32 kernels in other accumulation orders)
+// through the campaign's path: each one's differential properties, finite and special values, run
+// by run_property (RapidCheck, chunk seeds, discards bounded, failures shrunk). The op's control
+// budget is `max_cases` (what the faithful control had), split evenly: 500 gives each of the 10
+// properties 50 cases; `kparity fuzz --backend control` (ctest fuzz.controls) runs more. Unlike the faithful reference as a backend, a control errs differently from the faithful
+// model, so a rule that is too tight shows here as a flagged control.
+std::vector<SelfTestOutcome> run_controls(const std::string& op, const SelfTestOptions& o) {
+  std::vector<SelfTestOutcome> out;
+  if (o.max_cases <= 0) return out;
+  const std::vector<Backend> controls = control_backends({op});
+  const int each = std::max(1, o.max_cases / static_cast<int>(2 * controls.size()));
+  for (const Backend& b : controls)
+    for (const bool special : {false, true}) {
+      const Property p = differential_property(spec_for(op), b, special);
+      PropertyOutcome po = run_property(p, o.seed, each, 100, true);
+      SelfTestOutcome r;
+      r.backend = b.name + (special ? " (special values)" : "");
+      r.op = op;
+      r.control = true;
+      r.flagged = !po.passed;
+      r.cases = po.cases;
+      r.unsupported = po.discarded;
+      if (r.flagged)
+        r.detail = po.message + fmt::format(" [repro: kparity fuzz --property {} --seed 0x{:x} --cases {}]", p.name, po.seed,
+                                            std::max(po.repro_cases, 1));
+      out.push_back(std::move(r));
+    }
+  return out;
+}
+
 }  // namespace
 
 std::vector<PlantedBug> planted_bugs() {
@@ -267,8 +299,8 @@ std::vector<SelfTestOutcome> self_test(const SelfTestOptions& o, std::ostream& l
   if (o.bugs.empty())
     for (const auto& b : all) chosen.push_back(&b);
 
-  log << fmt::format("kparity fuzz --self-test: seed=0x{:x}, up to {} cases per planted bug and per control\n", o.seed,
-                     o.max_cases);
+  log << fmt::format("kparity fuzz --self-test: seed=0x{:x}, up to {} cases per planted bug and per op for its controls\n",
+                     o.seed, o.max_cases);
   std::map<std::string, Cases> cases;
   auto cases_of = [&](const std::string& op) -> Cases& {
     return cases.try_emplace(op, spec_for(op), o.seed).first->second;
@@ -293,12 +325,12 @@ std::vector<SelfTestOutcome> self_test(const SelfTestOptions& o, std::ostream& l
     outcomes.push_back(std::move(r));
     if (std::find(ops.begin(), ops.end(), b->op) == ops.end()) ops.push_back(b->op);
   }
-  for (const auto& op : ops) {
-    auto r = evaluate(faithful_backend({op}), op, true, cases_of(op), o.max_cases);
-    if (r.flagged) log << fmt::format("control {} ({}): FLAGGED at case {}: {}\n", r.backend, r.op, r.cases, r.detail);
-    else log << fmt::format("control {} ({}): clean over {} cases\n", r.backend, r.op, r.cases);
-    outcomes.push_back(std::move(r));
-  }
+  for (const auto& op : ops)
+    for (auto& r : run_controls(op, o)) {
+      if (r.flagged) log << fmt::format("control {} ({}): FLAGGED after {} cases: {}\n", r.backend, r.op, r.cases, r.detail);
+      else log << fmt::format("control {} ({}): clean over {} cases\n", r.backend, r.op, r.cases);
+      outcomes.push_back(std::move(r));
+    }
   return outcomes;
 }
 

@@ -25,9 +25,7 @@ enum class HarnessMutant {
   poison_off,                // run_backend leaves pure outputs as they were instead of NaN
   shrink_returns_original,   // the runner never shrinks: the failing call is the first one found
   replay_ignores_expected,   // corpus replay does not compare today's oracle with expected.*
-  // Pending (issue 18 item 1a, branch `oracle`): once the oracle accumulates exactly, the mutant
-  // "oracle_inexact" (the plain fp64 sum in index order) is one enumerator, one row and one
-  // PlantedFaultScope in run_oracle (backends/reference.cpp).
+  oracle_not_exact,          // run_oracle's sums in plain fp64, index order (PlantedFault::oracle_plain_sums)
 };
 
 struct HarnessMutantInfo {

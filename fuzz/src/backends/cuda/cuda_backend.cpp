@@ -124,11 +124,7 @@ std::vector<Backend> cuda_backends(const DeviceProbe& probe, std::string& why) {
     return {};
   }
   why.clear();
-  return {Backend{"cuda",
-                  {std::string(kda::kRecurrentOp), std::string(kda::kPackedDecodeOp),
-                   std::string(kda::kReplaySsmDecodeOp), std::string(sparse::kPagedPrefillOp),
-                   std::string(sparse::kPagedDecodeOp)},
-                  &run_on_device}};
+  return {Backend{"cuda", cuda_backend_ops(), &run_on_device}};
 }
 
 }  // namespace kparity::fuzz

@@ -20,6 +20,9 @@ enum class PlantedFault {
   // sparse ops, C.4: the sink's weight exp(sigma - M) is added to every channel of the numerator
   // as well as to the denominator (the sink treated as a key whose value is all ones).
   sink_in_numerator,
+  // Every op, oracle mode: oracle_sum (accumulate.hpp) adds its products in plain fp64, in index
+  // order, instead of exactly (the harness mutant "oracle-not-exact", fuzz/harness_mutant.hpp).
+  oracle_plain_sums,
 };
 
 PlantedFault planted_fault() noexcept;

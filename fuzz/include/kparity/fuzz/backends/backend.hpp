@@ -39,6 +39,9 @@ struct DeviceProbe {
 };
 DeviceProbe probe_cuda(bool in_child = false);
 
+// The ops the CUDA backend implements (whether or not it is built or has a device).
+const std::vector<std::string>& cuda_backend_ops();
+
 // The CUDA backend, or nothing (with the reason in `why`) when kernels are not built or no device
 // is present: the campaign prints "cuda: skipped, <why>". The first form probes in this process.
 std::vector<Backend> cuda_backends(std::string& why);

@@ -7,6 +7,7 @@
 
 #include "kparity/fuzz/backends/backend.hpp"
 #include "kparity/fuzz/call.hpp"
+#include "kparity/reference/accumulate.hpp"
 
 namespace kparity::fuzz {
 
@@ -21,5 +22,14 @@ Call run_backend(const Call& call, const Backend& backend);
 // The faithful reference seen as a backend under test: it passes the rule by construction
 // (err_b = err_f), so the self-test's planted bugs start from it and the harness tests use it.
 Backend faithful_backend(std::vector<std::string> ops);
+
+// Controls (issue 19 item 2): "control/<accumulation>", the faithful reference under a control
+// accumulation of kparity/reference/accumulate.hpp (reversed, pairwise, tile16, fma, fp64). Each is
+// a correct fp32 kernel whose error differs from the faithful model's, as a real kernel's does, so
+// the rule passing it is a measurement (no false alarm), not a tautology. `kparity fuzz --backend
+// control` runs their differential properties through the campaign; the self-test runs them too.
+Backend control_backend(reference::Accumulation a, std::vector<std::string> ops);
+// One control backend per control accumulation, each implementing `ops`.
+std::vector<Backend> control_backends(const std::vector<std::string>& ops);
 
 }  // namespace kparity::fuzz

@@ -15,7 +15,7 @@ namespace kparity::fuzz {
 struct CampaignOptions {
   std::uint64_t seed = kDefaultSeed;
   std::vector<std::string> ops;  // empty: all; else op names ("kda/packed_decode") or families ("kda")
-  std::string backend = "all";   // reference | cuda | launcher | all
+  std::string backend = "all";   // reference | cuda | launcher | control[/<accumulation>] | all
   std::string property;          // non-empty: exactly this property
   std::optional<int> cases;      // passing cases per property
   std::optional<double> seconds;  // wall-clock budget of the whole campaign, split across properties
@@ -53,8 +53,13 @@ std::vector<Property> select_properties(const std::vector<Property>& all, const 
 // lines; saves failing calls to the corpus and writes the report when asked.
 CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOptions& o,
                             std::vector<BackendStatus> backends, std::ostream& log);
-// all_properties() with the CUDA backend's availability: what `kparity fuzz` runs. With jobs > 1 the
-// CUDA probe runs in a child process, so that the workers can use the device.
+// What `kparity fuzz` runs for `o`, selected, and the backends' status: the CPU properties, the CUDA
+// backend's (skipped, with the probe's reason, without a device) and the launchers' (skipped without
+// kernels), as o.backend asks; the controls' (backends/reference.hpp) only for --backend control[/x]
+// or a --property naming one. With jobs > 1 the CUDA probe runs in a child process, so that the
+// workers can use the device.
+std::vector<Property> campaign_properties(const CampaignOptions& o, std::vector<BackendStatus>& backends);
+// run_campaign(campaign_properties(o), ...).
 CampaignResult run_campaign(const CampaignOptions& o, std::ostream& log);
 // The repro command of a failed outcome.
 std::string repro_command(const PropertyOutcome& o, const CampaignOptions& options);

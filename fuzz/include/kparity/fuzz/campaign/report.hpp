@@ -8,11 +8,12 @@
 //   jobs        worker processes
 //   shard       {"index", "count"}: this run's shard (shard.hpp); a merge has "shards": n instead
 //   backends    [{"name", "available", "reason"}]
-//   totals      {"properties", "passed", "failed", "cases", "seconds"}
+//   totals      {"properties", "passed", "skipped", "failed", "cases", "seconds"}
 //   properties  [{"name", "op", "kind", "backend", "cases", "discarded", "passed", "seed",
 //                 "seconds", "cases_per_minute", "buckets": {bucket: count, zero counts included},
 //                 "max_errors": {tensor: {"backend", "faithful", "bound", "ratio"}},
 //                 "chunks": {"first", "run", "stride"} (the chunks covered, runner.hpp),
+//                 "skipped": why, for a property that could not run here (0 cases, passed),
 //                 and for a failure "message", "repro", "repro_cases", "saved"}]
 // A property's "seconds" add up the time of the workers that ran it, so "cases_per_minute" is the
 // pace of one worker; "totals.seconds" is the campaign's wall-clock time.
@@ -36,8 +37,9 @@ CampaignResult read_report(const std::string& path);
 
 // One line per property (plain; the campaign prints them as it goes).
 std::string outcome_line(const PropertyOutcome& o);
-// The table, then one line per unavailable backend ("cuda: skipped, no CUDA device"), then the
-// verdict line.
+// The table (skipped properties with the result "skip"), then one line per unavailable backend
+// ("cuda: skipped, no CUDA device") and per skip reason ("10 properties skipped (cuda: no CUDA
+// device)"), then the verdict line ("N of M properties held (K more skipped)").
 void print_summary(const CampaignResult& r, std::ostream& out);
 
 }  // namespace kparity::fuzz

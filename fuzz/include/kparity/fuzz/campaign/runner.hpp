@@ -54,6 +54,7 @@ struct PropertyOutcome {
   // discarded / (cases + RC_DISCARDed): the share of drawn cases left unchecked.
   double discard_share() const;
   int repro_cases = 0;  // --cases of the repro: the failing chunk's size
+  std::string skipped;  // the property could not run here: why (Property::skipped); passed, 0 cases
   double seconds = 0.0;
   std::map<std::string, std::int64_t> buckets;  // every bucket of the op's spec (0 if never hit) + any noted
   std::map<std::string, ErrorStat> max_errors;  // differential properties: per written tensor

@@ -31,6 +31,11 @@ struct Property {
   // generator (or the property) must be fixed. A property allowed more says why in `discard_why`.
   double max_discard_share = 0.10;
   std::string discard_why;
+  // Non-empty: the property cannot run in this build or on this machine, and this says why ("no
+  // CUDA device", "kernels not built (...)"). It is still listed (`kparity fuzz --list`) and
+  // reported (a skipped outcome with the reason, never run), so a campaign without a device shows
+  // what it did not check instead of silently checking less (issue 19 item 3). `body` is empty.
+  std::string skipped;
 };
 
 // A property body that returns without checking what it drew (a call with nothing to duplicate, a
@@ -57,8 +62,11 @@ std::vector<Property> cpu_properties();
 // with a device, "launcher" (host memory labelled cuda:0) without one; empty when kernels are not built.
 std::vector<Property> launcher_properties();
 std::vector<Property> launcher_properties(bool on_device);
-// cpu_properties() plus the differential properties of every available CUDA backend and the
-// launcher properties.
+// The CUDA backend's differential properties, named as on a device, marked skipped with `why`
+// (the probe's reason): what a campaign lists and reports in their place without a device.
+std::vector<Property> skipped_cuda_properties(const std::string& why);
+// cpu_properties() plus the differential properties of the CUDA backend (skipped, with the reason,
+// when it is unavailable) and the launcher properties (skipped when the kernels are not built).
 std::vector<Property> all_properties();
 
 }  // namespace kparity::fuzz

@@ -1,0 +1,40 @@
+#include "kparity/reference/accumulate.hpp"
+
+namespace kparity::reference {
+namespace {
+
+thread_local Accumulation t_accumulation = Accumulation::index_order;
+
+constexpr std::pair<Accumulation, std::string_view> kNames[] = {
+    {Accumulation::index_order, "index-order"}, {Accumulation::reversed, "reversed"},
+    {Accumulation::pairwise, "pairwise"},       {Accumulation::tile16, "tile16"},
+    {Accumulation::fma, "fma"},                 {Accumulation::fp64, "fp64"},
+    {Accumulation::fma_exponent, "fma-exponent"},
+};
+
+}  // namespace
+
+std::string_view accumulation_name(Accumulation a) noexcept {
+  for (const auto& [id, name] : kNames)
+    if (id == a) return name;
+  return "?";
+}
+
+std::optional<Accumulation> parse_accumulation(std::string_view s) noexcept {
+  for (const auto& [id, name] : kNames)
+    if (name == s) return id;
+  return std::nullopt;
+}
+
+const std::vector<Accumulation>& control_accumulations() {
+  static const std::vector<Accumulation> all = {Accumulation::reversed, Accumulation::pairwise, Accumulation::tile16,
+                                                Accumulation::fma, Accumulation::fp64};
+  return all;
+}
+
+Accumulation accumulation() noexcept { return t_accumulation; }
+
+AccumulationScope::AccumulationScope(Accumulation a) noexcept : previous_(t_accumulation) { t_accumulation = a; }
+AccumulationScope::~AccumulationScope() { t_accumulation = previous_; }
+
+}  // namespace kparity::reference
