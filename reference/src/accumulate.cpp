@@ -1,9 +1,10 @@
 #include "kparity/reference/accumulate.hpp"
 
 namespace kparity::reference {
-namespace {
 
-thread_local Accumulation t_accumulation = Accumulation::index_order;
+constinit thread_local Accumulation detail::t_accumulation = Accumulation::index_order;
+
+namespace {
 
 constexpr std::pair<Accumulation, std::string_view> kNames[] = {
     {Accumulation::index_order, "index-order"}, {Accumulation::reversed, "reversed"},
@@ -32,9 +33,9 @@ const std::vector<Accumulation>& control_accumulations() {
   return all;
 }
 
-Accumulation accumulation() noexcept { return t_accumulation; }
-
-AccumulationScope::AccumulationScope(Accumulation a) noexcept : previous_(t_accumulation) { t_accumulation = a; }
-AccumulationScope::~AccumulationScope() { t_accumulation = previous_; }
+AccumulationScope::AccumulationScope(Accumulation a) noexcept : previous_(detail::t_accumulation) {
+  detail::t_accumulation = a;
+}
+AccumulationScope::~AccumulationScope() { detail::t_accumulation = previous_; }
 
 }  // namespace kparity::reference

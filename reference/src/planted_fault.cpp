@@ -1,15 +1,12 @@
 #include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::reference {
-namespace {
 
-thread_local PlantedFault t_fault = PlantedFault::none;
+constinit thread_local PlantedFault detail::t_planted_fault = PlantedFault::none;
 
-}  // namespace
-
-PlantedFault planted_fault() noexcept { return t_fault; }
-
-PlantedFaultScope::PlantedFaultScope(PlantedFault f) noexcept : previous_(t_fault) { t_fault = f; }
-PlantedFaultScope::~PlantedFaultScope() { t_fault = previous_; }
+PlantedFaultScope::PlantedFaultScope(PlantedFault f) noexcept : previous_(detail::t_planted_fault) {
+  detail::t_planted_fault = f;
+}
+PlantedFaultScope::~PlantedFaultScope() { detail::t_planted_fault = previous_; }
 
 }  // namespace kparity::reference

@@ -54,7 +54,12 @@ std::string_view accumulation_name(Accumulation a) noexcept;  // "index-order", 
 std::optional<Accumulation> parse_accumulation(std::string_view s) noexcept;
 // Every accumulation but index_order (the faithful model's own): the controls.
 const std::vector<Accumulation>& control_accumulations();
-Accumulation accumulation() noexcept;
+
+namespace detail {
+// Read on every reduction: constinit lets the compiler read it directly, without a TLS wrapper call.
+extern constinit thread_local Accumulation t_accumulation;
+}  // namespace detail
+inline Accumulation accumulation() noexcept { return detail::t_accumulation; }
 
 class AccumulationScope {
  public:
@@ -151,7 +156,7 @@ inline float faithful_madd(float a, float b, float c) {
 // oracle_plain_sums (the harness mutant "oracle-not-exact"), the plain fp64 sum in index order.
 template <class Term>
 double oracle_sum(std::size_t n, Term&& term) {
-  if (planted_fault() == PlantedFault::oracle_plain_sums) {
+  if (detail::t_planted_fault == PlantedFault::oracle_plain_sums) {
     double s = 0.0;
     for (std::size_t i = 0; i < n; ++i) {
       const auto [a, b] = term(i);

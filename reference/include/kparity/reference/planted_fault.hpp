@@ -25,7 +25,11 @@ enum class PlantedFault {
   oracle_plain_sums,
 };
 
-PlantedFault planted_fault() noexcept;
+namespace detail {
+// constinit: oracle_sum (accumulate.hpp) reads it on every reduction, without a TLS wrapper call.
+extern constinit thread_local PlantedFault t_planted_fault;
+}  // namespace detail
+inline PlantedFault planted_fault() noexcept { return detail::t_planted_fault; }
 
 class PlantedFaultScope {
  public:
