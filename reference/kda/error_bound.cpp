@@ -375,6 +375,12 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
         tok.dbeta = std::max(hi - br, br - lo);
         tok.beta = br;
       }
+      // The ring entries this step folds, read once (m x V, m x K, m x K).
+      std::vector<double> rd(mm * V), rk(mm * K), rg(mm * K);
+      for (std::int64_t e = 0; e < mm; ++e) {
+        for (std::int64_t j = 0; j < V; ++j) rd[e * V + j] = x.d_cache.at({s, hv, e, j});
+        for (std::int64_t i = 0; i < K; ++i) rk[e * K + i] = x.k_cache.at({s, h, e, i}), rg[e * K + i] = x.g_cache.at({s, hv, e, i});
+      }
       // B.2.4: the decays of the ring entries and of the checkpoint.
       std::vector<double> W(mm * K), dW(mm * K), Dt(K), dDt(K);
       bool finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
@@ -382,13 +388,13 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
       const bool ovf = tok.overflow();
       for (std::int64_t i = 0; i < K; ++i) {
         double sum_abs = 0, suffix = 0;
-        for (std::int64_t e = 0; e < mm; ++e) sum_abs += std::fabs(x.g_cache.at({s, hv, e, i}));
+        for (std::int64_t e = 0; e < mm; ++e) sum_abs += std::fabs(rg[e * K + i]);
         const double dsum = 2 * gamma_n(static_cast<double>(mm + 1), ua) * sum_abs;
         for (std::int64_t e = mm - 1; e >= 0; --e) {
           const double darg = dsum + u * (std::fabs(suffix) + dsum), ex = std::exp(darg);
           W[e * K + i] = std::exp(suffix);
           dW[e * K + i] = W[e * K + i] * (ex - 1) + W[e * K + i] * ex * t;
-          suffix += x.g_cache.at({s, hv, e, i});
+          suffix += rg[e * K + i];
         }
         const double darg = dsum + u * (std::fabs(suffix) + dsum), ex = std::exp(darg);
         Dt[i] = std::exp(suffix);
@@ -405,7 +411,7 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
           double val = s0 * Dt[i], err = std::fabs(s0) * dDt[i] + u * std::fabs(s0) * (Dt[i] + dDt[i]);
           double mag = std::fabs(s0) * (Dt[i] + dDt[i]);
           for (std::int64_t e = 0; e < mm; ++e) {
-            const double d = x.d_cache.at({s, hv, e, j}), kc = x.k_cache.at({s, h, e, i});
+            const double d = rd[e * V + j], kc = rk[e * K + i];
             const double kw = kc * W[e * K + i];
             const double dkw = std::fabs(kc) * dW[e * K + i] + (u + u_io * (1 + u)) * std::fabs(kc) * (W[e * K + i] + dW[e * K + i]) + uf_io;
             const double ddr = u_io * std::fabs(d) + uf_io;

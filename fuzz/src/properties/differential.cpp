@@ -73,33 +73,26 @@ TensorError judge_tensor(const std::string& name, const TensorView& o, const Ten
     e.pass = false;
     return e;
   }
-  for_each_element(o, [&](std::span<const std::int64_t> idx, std::int64_t) {
-    const double vo = o.load(idx), vf = f.load(idx);
-    if (value_class(vo) == 0 && value_class(vf) == 0) e.faithful = std::max(e.faithful, std::fabs(vf - vo));
-  });
-  const double factor = harness_mutant(HarnessMutant::rule_factor_one) ? 1.0 : 2.0;
-  const double empirical = std::max(factor * e.faithful, floor);
+  // One pass: err_f, the class checks, and for elements finite on both sides |b - o| and the
+  // a-priori term; the ratios need err_f, so they are taken afterwards.
   const Shape shape = o.shape();
   const double b_overflow = reference::store_overflow(b.dtype);
-  e.bound = empirical;
-  double worst_ratio = -1.0;
+  struct Finite {
+    double d, a;
+    std::size_t at;
+  };
+  std::vector<Finite> finite;
+  finite.reserve(static_cast<std::size_t>(o.numel()));
   for_each_element(o, [&](std::span<const std::int64_t> idx, std::int64_t) {
     const double vo = o.load(idx), vf = f.load(idx), vb = b.load(idx);
     const int co = value_class(vo), cf = value_class(vf), cb = value_class(vb);
-    const double A = apriori ? (*apriori)[flat_index(idx, shape)] : 0.0;
+    const std::size_t at = flat_index(idx, shape);
+    const double A = apriori ? (*apriori)[at] : 0.0;
+    if (co == 0 && cf == 0) e.faithful = std::max(e.faithful, std::fabs(vf - vo));
     if (co == 0 && cb == 0) {
       const double d = std::fabs(vb - vo);
       e.backend = std::max(e.backend, d);
-      const double a = apriori ? A + store_term(vo, A, b.dtype, o.dtype) : 0.0;
-      const double allowed = std::max(empirical, a);
-      const double ratio = allowed > 0 ? d / allowed : d > 0 ? INFINITY : 0.0;
-      if (!e.mismatch && ratio > worst_ratio) {
-        worst_ratio = ratio;
-        e.ratio = ratio;
-        e.bound = allowed;
-        e.apriori = a;
-        e.worst = element_text(idx, vb, vo, vf);
-      }
+      finite.push_back({d, apriori ? A + store_term(vo, A, b.dtype, o.dtype) : 0.0, at});
       return;
     }
     // A non-finite value on either side: b must share o's class, or f's (see the header), or the
@@ -112,6 +105,24 @@ TensorError judge_tensor(const std::string& name, const TensorView& o, const Ten
       e.worst = "class mismatch at " + element_text(idx, vb, vo, vf);
     }
   });
+  const double factor = harness_mutant(HarnessMutant::rule_factor_one) ? 1.0 : 2.0;
+  const double empirical = std::max(factor * e.faithful, floor);
+  e.bound = empirical;
+  const Finite* worst = nullptr;
+  for (const Finite& x : finite) {
+    const double allowed = std::max(empirical, x.a);
+    const double ratio = allowed > 0 ? x.d / allowed : x.d > 0 ? INFINITY : 0.0;
+    if (worst == nullptr || ratio > e.ratio) worst = &x, e.ratio = ratio, e.bound = allowed, e.apriori = x.a;
+  }
+  if (worst != nullptr && !e.mismatch) {
+    std::vector<std::int64_t> idx(shape.size());
+    std::size_t rest = worst->at;
+    for (std::size_t k = shape.size(); k-- > 0;) {
+      idx[k] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(shape[k]));
+      rest /= static_cast<std::size_t>(shape[k]);
+    }
+    e.worst = element_text(idx, b.load(idx), o.load(idx), f.load(idx));
+  }
   e.pass = !e.mismatch && e.ratio <= 1.0;
   return e;
 }
