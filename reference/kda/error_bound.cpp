@@ -213,6 +213,26 @@ void step_row(const Ctx& c, std::vector<double>& s, double& rho, const Tok& tok,
   d_out = rho * norm2(tok.q) + norm2(s2a) * norm2(tok.dq) + c.g_dot() * dot_abs(s2a, qa);
 }
 
+// One token of a decode op (B.0): row r, value head hv, from mixed_qkv, the gate inputs and b.
+template <class Args>
+Tok decode_token(const Ctx& c, const Args& x, std::int64_t r, std::int64_t hv, std::int64_t H, std::int64_t V) {
+  const std::int64_t K = c.K, h = hv / (x.initial_state.size(1) / H);
+  Tok tok;
+  tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
+  for (std::int64_t i = 0; i < K; ++i) {
+    tok.q[i] = x.mixed_qkv.at({r, h * K + i});
+    tok.k[i] = x.mixed_qkv.at({r, H * K + h * K + i});
+    gate_bound(c, per_head_k(x.a, r, hv, i, K) + bias_at(x.dt_bias, hv, i, K), x.A_log.at({hv}), x.lower_bound,
+               tok.g[i], tok.dg[i]);
+  }
+  for (std::int64_t j = 0; j < V; ++j) tok.v[j] = x.mixed_qkv.at({r, 2 * H * K + hv * V + j});
+  normalise(c, tok.q, tok.dq, x.use_qk_l2norm_in_kernel, x.scale, true);
+  normalise(c, tok.k, tok.dk, x.use_qk_l2norm_in_kernel, 1.0, false);
+  alpha_bound(c, tok);
+  beta_from_logit(c, tok, x.b.at({r, hv}));
+  return tok;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------
@@ -287,7 +307,7 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
 ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model& m) {
   const std::int64_t B = x.mixed_qkv.size(0), HV = x.initial_state.size(1), V = x.initial_state.size(2),
                      K = x.initial_state.size(3);
-  const std::int64_t H = (x.mixed_qkv.size(1) - HV * V) / 2 / K, G = HV / H;
+  const std::int64_t H = (x.mixed_qkv.size(1) - HV * V) / 2 / K;
   const Ctx c{m, K};
   ErrorBounds b;
   std::vector<double>& out_b = b["out"];
@@ -298,20 +318,7 @@ ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model
     const std::int64_t s = x.ssm_state_indices.at_int({r});
     if (s < 0) continue;  // padding: zeros, exact
     for (std::int64_t hv = 0; hv < HV; ++hv) {
-      const std::int64_t h = hv / G;
-      Tok tok;
-      tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
-      for (std::int64_t i = 0; i < K; ++i) {
-        tok.q[i] = x.mixed_qkv.at({r, h * K + i});
-        tok.k[i] = x.mixed_qkv.at({r, H * K + h * K + i});
-        gate_bound(c, per_head_k(x.a, r, hv, i, K) + bias_at(x.dt_bias, hv, i, K), x.A_log.at({hv}), x.lower_bound,
-                   tok.g[i], tok.dg[i]);
-      }
-      for (std::int64_t j = 0; j < V; ++j) tok.v[j] = x.mixed_qkv.at({r, 2 * H * K + hv * V + j});
-      normalise(c, tok.q, tok.dq, x.use_qk_l2norm_in_kernel, x.scale, true);
-      normalise(c, tok.k, tok.dk, x.use_qk_l2norm_in_kernel, 1.0, false);
-      alpha_bound(c, tok);
-      beta_from_logit(c, tok, x.b.at({r, hv}));
+      Tok tok = decode_token(c, x, r, hv, H, V);
       const bool finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
                           std::isfinite(tok.beta);
       for (std::int64_t j = 0; j < V; ++j) {
@@ -355,19 +362,7 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
     const std::int64_t mm = cpos;  // ring entries folded
     for (std::int64_t hv = 0; hv < HV; ++hv) {
       const std::int64_t h = hv / G;
-      Tok tok;
-      tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
-      for (std::int64_t i = 0; i < K; ++i) {
-        tok.q[i] = x.mixed_qkv.at({r, h * K + i});
-        tok.k[i] = x.mixed_qkv.at({r, H * K + h * K + i});
-        gate_bound(c, per_head_k(x.a, r, hv, i, K) + bias_at(x.dt_bias, hv, i, K), x.A_log.at({hv}), x.lower_bound,
-                   tok.g[i], tok.dg[i]);
-      }
-      for (std::int64_t j = 0; j < V; ++j) tok.v[j] = x.mixed_qkv.at({r, 2 * H * K + hv * V + j});
-      normalise(c, tok.q, tok.dq, x.use_qk_l2norm_in_kernel, x.scale, true);
-      normalise(c, tok.k, tok.dk, x.use_qk_l2norm_in_kernel, 1.0, false);
-      alpha_bound(c, tok);
-      beta_from_logit(c, tok, x.b.at({r, hv}));
+      Tok tok = decode_token(c, x, r, hv, H, V);
       if (x.beta_rounding == kparity::kda::BetaRounding::through_b_dtype) {
         const DType bt = x.b.dtype;
         const double br = round_to_dtype(tok.beta, bt);

@@ -16,32 +16,27 @@ double gamma_n(double n, double u) noexcept {
   return nu < 1 ? nu / (1 - nu) : INFINITY;
 }
 
-double unit_roundoff(DType t) noexcept {
+namespace {
+
+// Round-to-nearest stores into a float format: relative error, absolute error near zero, and the
+// magnitude from which the result is infinite (largest finite value plus half its ulp).
+struct StoreError {
+  double unit_roundoff, underflow_unit, overflow;
+};
+StoreError store_error(DType t) noexcept {
   switch (t) {
-    case DType::f32: return 0x1p-24;
-    case DType::f16: return 0x1p-11;
-    case DType::bf16: return 0x1p-8;
-    default: return 0.0;
+    case DType::f32: return {0x1p-24, 0x1p-150, 0x1.ffffffp127};
+    case DType::f16: return {0x1p-11, 0x1p-25, 65520.0};
+    case DType::bf16: return {0x1p-8, 0x1p-134, 0x1.ffp127};
+    default: return {0.0, 0.0, INFINITY};  // integers are compared exactly
   }
 }
 
-double underflow_unit(DType t) noexcept {
-  switch (t) {
-    case DType::f32: return 0x1p-150;
-    case DType::f16: return 0x1p-25;
-    case DType::bf16: return 0x1p-134;
-    default: return 0.0;
-  }
-}
+}  // namespace
 
-double store_overflow(DType t) noexcept {
-  switch (t) {
-    case DType::f32: return 0x1.ffffffp127;  // FLT_MAX + half its ulp
-    case DType::f16: return 65520.0;
-    case DType::bf16: return 0x1.ffp127;      // bf16's largest (0x1.fep127) + half its ulp
-    default: return INFINITY;
-  }
-}
+double unit_roundoff(DType t) noexcept { return store_error(t).unit_roundoff; }
+double underflow_unit(DType t) noexcept { return store_error(t).underflow_unit; }
+double store_overflow(DType t) noexcept { return store_error(t).overflow; }
 
 ErrorBounds error_bound(std::string_view op, const ArgBag& bag, const Fp32Model& m) {
   if (op == kparity::sparse::kPagedPrefillOp) return sparse::paged_prefill_error_bound(kparity::sparse::paged_prefill_args(bag), m);

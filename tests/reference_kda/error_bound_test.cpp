@@ -50,26 +50,6 @@ std::vector<double> values(const TensorView& v) {
 
 // ---- packed decode --------------------------------------------------------------------------
 
-struct Packed {
-  Shape5 s;
-  DecodeStep in;
-  Tensor A_log, dt_bias, state, out, idx;
-  std::optional<double> lb;
-  bool l2 = true;
-  double scale = 0.25;
-  Packed(Shape5 s_, const std::string& tag, DType act, DType st) : s(s_) {
-    in = random_step(s, act, tag, 0);
-    A_log = randn(DType::f32, {s.HV}, tag + "A", 0, 0.3);
-    dt_bias = randn(DType::f32, {s.HV * s.K}, tag + "dt", 0, 0.1);
-    state = randn(st, {4, s.HV, s.V, s.K}, tag + "S", 0, 0.5);
-    out = Tensor(act, {s.B, 1, s.HV, s.V});
-    idx = index_tensor({1, -1, 3, 0}, DType::i32);
-  }
-  kparity::kda::PackedDecodeArgs args(Tensor& st, Tensor& o) {
-    return {in.mixed, in.a, in.b, A_log, dt_bias, scale, st, o, idx, l2, lb};
-  }
-};
-
 // A kernel-like fp32 packed step, independent of the reference's code: channels in reverse order,
 // fused multiply-adds, the l2 norm by a reciprocal square root, expf/logf as in the CUDA kernels.
 void kernel_like_packed(Packed& p, Tensor& state, Tensor& out) {
@@ -131,7 +111,9 @@ TEST(KdaErrorBound, PackedControlsStayWithin) {
         for (bool l2 : {false, true}) {
           SCOPED_TRACE(std::string(dtype_name(act)) + "/" + std::string(dtype_name(st)) + (lb ? " bounded" : " softplus") +
                        (l2 ? " l2" : ""));
-          Packed p({4, 2, 4, 32, 16}, "bound", act, st);
+          Packed p({4, 2, 4, 32, 16}, "bound", act, st, 4, false);
+          p.state.copy_from(randn(st, {4, 4, 16, 32}, "boundS", 0, 0.5));
+          p.idx = index_tensor({1, -1, 3, 0});
           p.lb = lb, p.l2 = l2;
           const ErrorBounds eb = kparity::reference::kda::packed_decode_error_bound(p.args(p.state, p.out));
           Tensor o_state = widened(p.state), o_out(DType::f32, p.out.shape());

@@ -168,6 +168,34 @@ inline Tensor index_tensor(const std::vector<std::int64_t>& v, DType t = DType::
   return x;
 }
 
+// One packed-decode call's tensors (kda.md B.1, upstream's D.1 setup); tests set idx.
+struct Packed {
+  Shape5 s;
+  DecodeStep in;
+  Tensor A_log, dt_bias, state, out, idx;
+  std::optional<double> lb;
+  bool l2 = true;
+  double scale = 0.25;
+  Packed(Shape5 s_, const std::string& tag, DType act, DType st, std::int64_t slots, bool strided, bool exact = false)
+      : s(s_) {
+    in = exact ? exact_step(s, act, tag, 0) : random_step(s, act, tag, 0);
+    A_log = randn(DType::f32, {s.HV}, tag + "A", 0, 0.3);
+    dt_bias = randn(DType::f32, {s.HV * s.K}, tag + "dt", 0, 0.1);
+    state = pool(st, slots, s.HV, s.V, s.K, strided);
+    state.poison();
+    state.copy_from(exact ? ints(st, {slots, s.HV, s.V, s.K}, tag + "S", 0, -4, 4)
+                          : randn(st, {slots, s.HV, s.V, s.K}, tag + "S", 0, 0.01));  // D.1: randn*0.01
+    out = Tensor(act, {s.B, 1, s.HV, s.V});
+    out.poison();
+    if (exact) lb = 0.0, l2 = false;
+  }
+  kparity::kda::PackedDecodeArgs args() { return args(state, out); }
+  // The same call writing into other state and out tensors (an oracle's fp32 copies, say).
+  kparity::kda::PackedDecodeArgs args(Tensor& st, Tensor& o) {
+    return {in.mixed, in.a, in.b, A_log, dt_bias, scale, st, o, idx, l2, lb};
+  }
+};
+
 // Tolerance of a faithful-vs-oracle comparison (recipe, testing.md 1.1/1.3 spirit): a length-n fp32
 // dot product errs by at most gamma_n = n u / (1 - n u) times the sum of |terms| (Higham 3.5);
 // each of `steps` recurrent steps chains three such dots of length K (predict, readout) or V

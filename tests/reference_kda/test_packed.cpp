@@ -5,29 +5,6 @@
 namespace kdatest {
 namespace {
 
-struct Packed {
-  Shape5 s;
-  DecodeStep in;
-  Tensor A_log, dt_bias, state, out, idx;
-  std::optional<double> lb;
-  bool l2 = true;
-  double scale = 0.25;
-  Packed(Shape5 s_, const std::string& tag, DType act, DType st, std::int64_t slots, bool strided, bool exact = false)
-      : s(s_) {
-    in = exact ? exact_step(s, act, tag, 0) : random_step(s, act, tag, 0);
-    A_log = randn(DType::f32, {s.HV}, tag + "A", 0, 0.3);
-    dt_bias = randn(DType::f32, {s.HV * s.K}, tag + "dt", 0, 0.1);
-    state = pool(st, slots, s.HV, s.V, s.K, strided);
-    state.poison();
-    state.copy_from(exact ? ints(st, {slots, s.HV, s.V, s.K}, tag + "S", 0, -4, 4)
-                          : randn(st, {slots, s.HV, s.V, s.K}, tag + "S", 0, 0.01));  // D.1: randn*0.01
-    out = Tensor(act, {s.B, 1, s.HV, s.V});
-    out.poison();
-    if (exact) lb = 0.0, l2 = false;
-  }
-  kparity::kda::PackedDecodeArgs args() { return {in.mixed, in.a, in.b, A_log, dt_bias, scale, state, out, idx, l2, lb}; }
-};
-
 // Upstream's packed-decode contract test (D.1) at K = V = 16: pool 7, indices [5, -1, 2].
 TEST(KdaPacked, PaddingRowAndUntouchedSlots) {
   for (DType st : {DType::f32, DType::bf16, DType::f16})
