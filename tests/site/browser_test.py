@@ -60,6 +60,7 @@ def main():
     failures, report = [], {"chromium": args.chromium, "required": [], "table": []}
     started = time.monotonic()
 
+    step = "start-up and the required searches"
     b = Browser(args.chromium)
     try:
         b.open_page()
@@ -102,6 +103,7 @@ def main():
                 b.color_scheme("light")
 
         # The whole query table: the page ranks like the C++ engine's test requires.
+        step = "the query table"
         if args.queries:
             b.navigate(index_url)
             b.wait_for("document.documentElement.dataset.ready === '1'")
@@ -112,6 +114,7 @@ def main():
                     failures.append(f"table {q['kind']}: {q['q']!r}: first result {ids[:1]}, expected {q['expect']}")
 
         # The header search of an entry page leads to the index with the results.
+        step = "the header search"
         b.navigate((site / "e" / "5d9da259c68eb6c4" / "index.html").as_uri())
         b.eval("document.querySelector('.top-search input').focus()")
         b.type_text("force_flush on wrong device")
@@ -124,12 +127,14 @@ def main():
             failures.append(f"header search from an entry page: first result {first}, expected b62325e96d849b25")
 
         # A slug permalink forwards to the id page.
+        step = "the slug permalink"
         seed = by_id["066bd06e9ab538bd"]
         b.navigate((site / "s" / seed["slug"] / "index.html").as_uri())
         b.wait_for("location.pathname.endsWith('/e/066bd06e9ab538bd/index.html') && document.readyState === 'complete'",
                    what="the slug page to forward")
 
         # The op filter hides every other op, and the count says so.
+        step = "the op filter"
         b.navigate(index_url + "?op=sparse/paged_prefill")
         b.wait_for("document.documentElement.dataset.ready === '1'")
         shown = b.eval("Array.from(document.querySelectorAll('#entries tr.row')).filter(r => !r.hidden).map(r => r.dataset.op)")
@@ -147,7 +152,7 @@ def main():
         if errors:
             failures.append(f"JavaScript errors: {errors}")
     except CdpError as e:
-        failures.append(f"browser: {e}")
+        failures.append(f"browser, during {step}: {e}")
     finally:
         b.close()
 

@@ -17,6 +17,11 @@ class CdpError(RuntimeError):
     pass
 
 
+# Runtime.evaluate errors that mean "the page is between two documents".
+NAVIGATING = ("Inspected target navigated or closed", "Execution context was destroyed",
+              "Cannot find context with specified id")
+
+
 def find_chromium():
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
         path = shutil.which(name)
@@ -114,15 +119,26 @@ class Browser:
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.call(f"{domain}.enable")
+        self.call("Page.setLifecycleEventsEnabled", {"enabled": True})
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False})
 
     def navigate(self, url):
-        self.events = [e for e in self.events if e.get("method") != "Page.loadEventFired"]
         reply = self.call("Page.navigate", {"url": url})
         if reply.get("errorText"):
             raise CdpError(f"navigate {url}: {reply['errorText']}")
-        self.wait_event("Page.loadEventFired")
+        # Wait for the load of this navigation's document: a load event of the page before it (a
+        # meta refresh that finished late) may still be in flight, and carries another loader id.
+        deadline = time.monotonic() + self.timeout
+        while True:
+            for i, ev in enumerate(self.events):
+                p = ev.get("params", {})
+                if ev.get("method") == "Page.lifecycleEvent" and p.get("name") == "load" \
+                        and p.get("loaderId") == reply.get("loaderId"):
+                    del self.events[i]
+                    self.events = [e for e in self.events if e.get("method") not in ("Page.loadEventFired", "Page.lifecycleEvent")]
+                    return
+            self.events.append(self._read_message(deadline))
 
     def eval(self, expression):
         reply = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
@@ -133,7 +149,14 @@ class Browser:
     def wait_for(self, expression, timeout=10.0, what=None):
         deadline = time.monotonic() + timeout
         while True:
-            value = self.eval(expression)
+            try:
+                value = self.eval(expression)
+            except CdpError as e:
+                # A poll that lands during a navigation (a meta refresh, a form submit) sees the old
+                # document torn down: the condition is simply not true yet.
+                if not any(m in str(e) for m in NAVIGATING):
+                    raise
+                value = None
             if value:
                 return value
             if time.monotonic() > deadline:
@@ -141,6 +164,8 @@ class Browser:
             time.sleep(0.05)
 
     def click(self, selector):
+        # A click may navigate: load events seen so far belong to earlier documents.
+        self.events = [e for e in self.events if e.get("method") not in ("Page.loadEventFired", "Page.lifecycleEvent")]
         box = self.eval(f"(() => {{ const el = document.querySelector({json.dumps(selector)}); if (!el) return null;"
                         " el.scrollIntoView({block: 'center'}); const r = el.getBoundingClientRect();"
                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
