@@ -39,6 +39,13 @@
 // 6. Overflow. If some A_j (1 + gamma) (the raw fp32 dot), |scale| A_j (1 + gamma) + |shift|,
 //    |scale|, |shift| or |sigma| reaches FLT_MAX / 2, an fp32 logit may overflow: out and lse of that (t, h) get +inf. If
 //    n * max_j |v_jd| does, P.V may: out gets +inf.
+//    The weights' range. Items 2-5 take the largest weight as exp2f(0) = 1. A kernel that fuses the
+//    exponent, exp2(qk * scale - m) in one fma as FlashAttention-style Triton kernels do, evaluates
+//    the max key's weight at the rounding error of its logit, up to Delta, instead of at exactly 0:
+//    once that can reach fp32's normal exponent range (126 in the log2 domain, 126 ln 2 here) the
+//    weight overflows (out = inf / inf = NaN) or every weight underflows (Z = 0), where the exact
+//    result is finite. Then out and lse of that (t, h) get +inf. It takes |logit| >= about 2^31 / u
+//    (tests/fuzz/controls_test.cpp: the fma-exponent control, keys of +-2^100).
 // Every bound is computed in fp64 from exact or fp64 quantities and finally inflated by 2^-30
 // relative, far above the fp64 rounding of the bound's own arithmetic.
 // Elements whose exact value is a special case (a non-finite input among the selected rows, q or
@@ -62,6 +69,8 @@ using detail::TokenKeys;
 
 constexpr double kInflate = 1 + 0x1p-30;
 constexpr double kOverflow = FLT_MAX / 2;
+// The exponent below which an fp32 weight leaves the normal range, in natural-log units (item 6).
+constexpr double kWeightRange = 126 * 0.69314718055994530942;
 
 struct Sink {
   std::vector<double>* out = nullptr;  // [T, H, D]
@@ -118,7 +127,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
                  std::fabs(a.softmax_scale) * A * (1 + g_dot) + std::fabs(shift) >= kOverflow;
       Delta = std::max(Delta, delta[j]);
     }
-    if (overflow) {
+    if (overflow || (Delta * (1 + 3 * u) + per_factor) * kInflate >= kWeightRange) {
       set_all(INFINITY, INFINITY);
       continue;
     }

@@ -214,6 +214,32 @@ TEST(SparseErrorBound, CancellingHugeKeysGetTheRange) {
   EXPECT_TRUE(within_bound(mean, o, eb, c.dt));
 }
 
+// Item 6's weight range: one key of 16 equal entries c against q = 1, so the logit is 16c and its
+// bound delta about (gamma_24(2^-23) + 2^-22) * 16c = 5.0e-5 c. At c = 2^20 (delta 52, below
+// 126 ln 2 = 87.3) the bound stays finite; at c = 2^24 (delta 838) a fused exponent may overflow
+// the max key's weight, and out and lse get +inf.
+TEST(SparseErrorBound, TheWeightRangeTermFiresOnlyPastFp32sExponentRange) {
+  for (const double c_key : {0x1p20, 0x1p24}) {
+    Case c;
+    c.dt = DType::bf16;
+    c.T = 1, c.H = 1, c.D = 16;
+    c.q = Tensor(DType::bf16, {1, 1, 16});
+    c.ukv = Tensor(DType::bf16, {1, 16});
+    c.kv = Tensor(DType::bf16, {1, 16});
+    c.sink = Tensor(DType::f32, {1});
+    c.sink.fill(-INFINITY);
+    c.scale = 1.0;
+    c.q.fill(1.0);
+    c.ukv.fill(c_key);
+    c.pre = {{0}};
+    c.ext = {{}};
+    const ErrorBounds eb = bounds_of(c);
+    const bool past = c_key > 0x1p22;
+    for (std::int64_t d = 0; d < 16; ++d) EXPECT_EQ(std::isinf(eb.at("out")[d]), past) << "c=" << c_key << " d=" << d;
+    EXPECT_EQ(std::isinf(eb.at("lse")[0]), past) << "c=" << c_key;
+  }
+}
+
 TEST(SparseErrorBound, WrongImplementationsLeaveIt) {
   int caught_sink = 0, caught_scale = 0;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
