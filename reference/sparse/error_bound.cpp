@@ -29,7 +29,8 @@
 //    half the smallest subnormal u_T^0 absolutely, which only matters for f16), accumulated with
 //    gamma_{n + N_f + 8}(u_acc), divided by Z^ = sum of the unrounded weights (a sum of n + 1
 //    non-negative terms and N_f rescales: relative gamma_{n + N_f + 2}(u), and Z^ >= 1 since the
-//    largest weight is exp2f(0) = 1), then one multiply and one division:
+//    largest weight is exp2f(0) = 1; e^-shift for a fused exponent, item 6), then one multiply and
+//    one division:
 //      |out^_d - out_d| <= T1 + (u_T + gamma(u_acc)(1 + u_T)) sum_j P_j^hi |v_jd|
 //                          + u_T^0 sum_j |v_jd| + (gamma_Z + 3u)(|out_d| + T1 + ...)
 //                          + (n + 1) N_f 2^-125 max_j |v_jd|   (fp32 underflow of tiny weights).
@@ -41,11 +42,19 @@
 //    n * max_j |v_jd| does, P.V may: out gets +inf.
 //    The weights' range. Items 2-5 take the largest weight as exp2f(0) = 1. A kernel that fuses the
 //    exponent, exp2(qk * scale - m) in one fma as FlashAttention-style Triton kernels do, evaluates
-//    the max key's weight at the rounding error of its logit, up to Delta, instead of at exactly 0:
-//    once that can reach fp32's normal exponent range (126 in the log2 domain, 126 ln 2 here) the
-//    weight overflows (out = inf / inf = NaN) or every weight underflows (Z = 0), where the exact
-//    result is finite. Then out and lse of that (t, h) get +inf. It takes |logit| >= about 2^31 / u
-//    (tests/fuzz/controls_test.cpp: the fma-exponent control, keys of +-2^100).
+//    the max key's argument at minus the rounding error of its own fp32 logit M^, not at 0: every
+//    weight carries the common factor e^(+-shift), shift <= u |M^| <= u max_j (|l_j| + delta_j)
+//    (1 + 4u) in natural-log units (the log2 domain's half ulp of M^ log2 e is the same in ln).
+//    The factor cancels in out and lse while the weights stay in range; so Z^ >= e^-shift (not 1),
+//    which scales item 4's two absolute underflow terms and item 5's by e^shift. The range is lost,
+//    and out and lse of that (t, h) get +inf, once e^shift reaches the storage dtype's overflow
+//    (the weights are rounded to it for P.V: 65504 for f16), (n + 1) e^shift or n e^shift max|v|
+//    reaches FLT_MAX / 2 (Z or P.V overflow: inf / inf = NaN), or e^-shift falls below twice the
+//    kernels' denominator clamp 1e-30 (all weights tiny or zero: zeros or a wrong scale). It takes
+//    |logit| >= about 11 * 2^24 (f16) or 69 * 2^24 (tests/fuzz/controls_test.cpp: the fma-exponent
+//    control, keys of +-2^100). The same range decides the class of a special-value result (an
+//    infinite value in a selected row): Z^ = 0 gives zeros where the exact result is NaN or inf, so
+//    there too the bound is +inf, which the rule reads as "any class".
 // Every bound is computed in fp64 from exact or fp64 quantities and finally inflated by 2^-30
 // relative, far above the fp64 rounding of the bound's own arithmetic.
 // Elements whose exact value is a special case (a non-finite input among the selected rows, q or
@@ -55,6 +64,7 @@
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "kparity/reference/error_bound.hpp"
 #include "kparity/reference/exact_sum.hpp"
@@ -69,8 +79,16 @@ using detail::TokenKeys;
 
 constexpr double kInflate = 1 + 0x1p-30;
 constexpr double kOverflow = FLT_MAX / 2;
-// The exponent below which an fp32 weight leaves the normal range, in natural-log units (item 6).
-constexpr double kWeightRange = 126 * 0.69314718055994530942;
+// Item 6: e^-shift below twice the kernels' denominator clamp, max(Z, 1e-30), in natural-log units.
+const double kClampRange = std::log(1e30 / 2);
+
+// Item 6: whether weights carrying a common factor e^(+-shift) may leave fp32's range. n keys; vmax
+// the largest |v| (0 where only Z matters).
+bool weights_leave_range(double shift, double n, double vmax, DType storage) {
+  if (shift >= kClampRange) return true;
+  const double e = std::exp(shift);
+  return e >= store_overflow(storage) / 2 || (n + 1) * e >= kOverflow || n * e * vmax >= kOverflow;
+}
 
 struct Sink {
   std::vector<double>* out = nullptr;  // [T, H, D]
@@ -103,34 +121,62 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     bool special = !std::isfinite(sigma) && sigma != -INFINITY;
     for (std::int64_t d = 0; d < D && !special; ++d) special = !std::isfinite(q[d]);
     for (double v : keys.rows) special = special || !std::isfinite(v);
+    // The logit of key j from exact quantities: l_j, its error bound delta_j and A_j (item 1).
+    auto logit = [&](std::int64_t j, double& A) {
+      const double* row = keys.rows.data() + j * D;
+      const double shift = keys.shifted[j] ? a.shift : 0.0;
+      A = 0;
+      for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
+      A *= 1 + static_cast<double>(D) * 0x1p-52;  // an upper bound despite fp64 rounding
+      const double s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
+      return std::pair{std::fma(s, a.softmax_scale, shift),
+                       std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift)};
+    };
+    const double sigma_reach = std::isfinite(sigma) ? std::fabs(sigma) * (1 + 3 * u) : 0.0;
     if (special) {
-      set_all(0.0, 0.0);
+      // The class is the rule's to compare, unless item 6's range decides it: with q and the sink
+      // finite, the max M^ is a finite logit or +inf (then every weight is NaN or 0 either way).
+      bool undetermined = false;
+      if (!std::isnan(sigma) && sigma != INFINITY && std::all_of(q.begin(), q.end(), [](double x) { return std::isfinite(x); })) {
+        double reach = sigma_reach;
+        for (std::int64_t j = 0; j < n; ++j) {
+          const double* row = keys.rows.data() + j * D;
+          if (!std::all_of(row, row + D, [](double x) { return std::isfinite(x); })) continue;
+          double A;
+          const auto [lj, dj] = logit(j, A);
+          reach = std::max(reach, std::fabs(lj) + dj);
+        }
+        undetermined = n > 0 && weights_leave_range(u * reach * (1 + 4 * u) * kInflate, static_cast<double>(n), 0.0, storage);
+      }
+      set_all(undetermined ? INFINITY : 0.0, undetermined ? INFINITY : 0.0);
       continue;
     }
     // 1. logits and their errors; 6. overflow of a logit.
     // The fp32 constants themselves: the kernels receive fl32(scale) and fl32(shift).
-    bool overflow = std::fabs(sigma) >= kOverflow || std::fabs(a.softmax_scale) >= kOverflow ||
+    // sigma is finite or -inf (no sink) here: -inf is no overflow.
+    bool overflow = (std::isfinite(sigma) && std::fabs(sigma) >= kOverflow) || std::fabs(a.softmax_scale) >= kOverflow ||
                     std::fabs(a.shift) >= kOverflow;
     double Delta = sigma == -INFINITY ? 0.0 : 3 * u * (std::fabs(sink) + std::fabs(a.shift));
     const double delta_sigma = Delta;
+    double reach = sigma_reach, vmax = 0;
     for (std::int64_t j = 0; j < n; ++j) {
-      const double* row = keys.rows.data() + j * D;
+      double A;
+      std::tie(l[j], delta[j]) = logit(j, A);
       const double shift = keys.shifted[j] ? a.shift : 0.0;
-      double A = 0;
-      for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
-      A *= 1 + static_cast<double>(D) * 0x1p-52;  // an upper bound despite fp64 rounding
-      const double s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
-      l[j] = std::fma(s, a.softmax_scale, shift);
-      delta[j] = std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift);
       // The raw dot accumulates in fp32 before the scale: it may overflow even if the logit would not.
       overflow = overflow || A * (1 + g_dot) >= kOverflow ||
                  std::fabs(a.softmax_scale) * A * (1 + g_dot) + std::fabs(shift) >= kOverflow;
       Delta = std::max(Delta, delta[j]);
+      reach = std::max(reach, std::fabs(l[j]) + delta[j]);
+      for (std::int64_t d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(keys.rows[j * D + d]));
     }
-    if (overflow || (Delta * (1 + 3 * u) + per_factor) * kInflate >= kWeightRange) {
+    // 6. the weights' common factor e^(+-wshift) of a fused exponent, and its range.
+    const double wshift = u * reach * (1 + 4 * u) * kInflate;
+    if (overflow || (n > 0 && weights_leave_range(wshift, static_cast<double>(n), vmax, storage))) {
       set_all(INFINITY, INFINITY);
       continue;
     }
+    const double z_floor = n > 0 ? std::exp(wshift) : 1.0;  // 1 / (the least Z^)
     // 2. the box of the effective log-weights, relative to the exact max M (the kernel's finite seed
     // -FLT_MAX included: below it every weight is 0 and the overflow test above already fired).
     double M = std::max(sigma, -static_cast<double>(FLT_MAX));
@@ -194,9 +240,9 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       }
       t1 = std::min(t1, vmax - vmin);
       hv = std::min(hv, amax);
-      const double t2 = (uT + g_pv * (1 + uT)) * hv + uT0 * av;
+      const double t2 = (uT + g_pv * (1 + uT)) * hv + uT0 * av * z_floor;
       const double t3 = (g_z + 3 * u) * (std::fabs(o) + t1 + t2);
-      const double tuf = (static_cast<double>(n) + 1) * Nf * 0x1p-125 * amax;
+      const double tuf = (static_cast<double>(n) + 1) * Nf * 0x1p-125 * amax * z_floor;
       out_b[d] = (t1 + t2 + t3 + tuf) * kInflate;
     }
     // 5. lse.
@@ -204,7 +250,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       const double lnZ = std::log(Z);
       const double ln_lo = c_lo + std::log(pre_l[terms] / safe), ln_hi = c_hi + std::log(pre_h[terms] * safe);
       const double t1 = std::max({ln_hi - lnZ, lnZ - ln_lo, 0.0});
-      const double tz = g_z * 1.01 + (static_cast<double>(n) + 1) * Nf * 0x1p-125;
+      const double tz = g_z * 1.01 + (static_cast<double>(n) + 1) * Nf * 0x1p-125 * z_floor;
       const double lse = M + lnZ;
       *lse_b = (t1 + tz + m.transcendental * (std::fabs(lnZ) + t1 + tz) + 4 * u * (std::fabs(lse) + t1 + tz)) * kInflate;
     }

@@ -214,29 +214,42 @@ TEST(SparseErrorBound, CancellingHugeKeysGetTheRange) {
   EXPECT_TRUE(within_bound(mean, o, eb, c.dt));
 }
 
-// Item 6's weight range: one key of 16 equal entries c against q = 1, so the logit is 16c and its
-// bound delta about (gamma_24(2^-23) + 2^-22) * 16c = 5.0e-5 c. At c = 2^20 (delta 52, below
-// 126 ln 2 = 87.3) the bound stays finite; at c = 2^24 (delta 838) a fused exponent may overflow
-// the max key's weight, and out and lse get +inf.
-TEST(SparseErrorBound, TheWeightRangeTermFiresOnlyPastFp32sExponentRange) {
-  for (const double c_key : {0x1p20, 0x1p24}) {
+// Item 6's weight range: one key of 16 entries k against q, so the logit is l = 16 q k and a
+// fused exponent's common factor is e^(+-u l). bf16: the range holds while u l stays below the
+// clamp's ln(1e30 / 2) = 68.4 and e^(u l) max|v| below FLT_MAX / 2 (v = k): l = 2^30 (u l = 64)
+// is finite, l = 2^31 (128) is not. f16 rounds the weights to f16 for P.V: e^(u l) >= 32752 already
+// at u l = 10.4, so the same l = 2^30 (q = 2^11, k = 2^15) is out of range there.
+TEST(SparseErrorBound, TheWeightRangeTermFiresPastTheFusedExponentsRange) {
+  struct Row {
+    DType dt;
+    double q, k;
+    bool inf;
+  };
+  for (const Row r : {Row{DType::bf16, 1, 0x1p22, false}, Row{DType::bf16, 1, 0x1p26, false},
+                      Row{DType::bf16, 1, 0x1p27, true}, Row{DType::f16, 0x1p4, 0x1p10, false},
+                      Row{DType::f16, 0x1p11, 0x1p15, true}}) {
     Case c;
-    c.dt = DType::bf16;
+    c.dt = r.dt;
     c.T = 1, c.H = 1, c.D = 16;
-    c.q = Tensor(DType::bf16, {1, 1, 16});
-    c.ukv = Tensor(DType::bf16, {1, 16});
-    c.kv = Tensor(DType::bf16, {1, 16});
+    c.q = Tensor(r.dt, {1, 1, 16});
+    c.ukv = Tensor(r.dt, {1, 16});
+    c.kv = Tensor(r.dt, {1, 16});
     c.sink = Tensor(DType::f32, {1});
     c.sink.fill(-INFINITY);
     c.scale = 1.0;
-    c.q.fill(1.0);
-    c.ukv.fill(c_key);
+    c.q.fill(r.q);
+    c.ukv.fill(r.k);
     c.pre = {{0}};
     c.ext = {{}};
     const ErrorBounds eb = bounds_of(c);
-    const bool past = c_key > 0x1p22;
-    for (std::int64_t d = 0; d < 16; ++d) EXPECT_EQ(std::isinf(eb.at("out")[d]), past) << "c=" << c_key << " d=" << d;
-    EXPECT_EQ(std::isinf(eb.at("lse")[0]), past) << "c=" << c_key;
+    const std::string what = std::string(dtype_name(r.dt)) + " l=" + std::to_string(16 * r.q * r.k);
+    for (std::int64_t d = 0; d < 16; ++d) EXPECT_EQ(std::isinf(eb.at("out")[d]), r.inf) << what << " d=" << d;
+    EXPECT_EQ(std::isinf(eb.at("lse")[0]), r.inf) << what;
+    if (!r.inf) {
+      // In range the one key's value is the answer, and the bound stays a small fraction of it.
+      const Result o = oracle32(c);
+      EXPECT_LT(eb.at("out")[0], 1e-2 * std::fabs(o.out[0])) << what;
+    }
   }
 }
 
