@@ -57,8 +57,11 @@
 //    there too the bound is +inf, which the rule reads as "any class".
 // Every bound is computed in fp64 from exact or fp64 quantities and finally inflated by 2^-30
 // relative, far above the fp64 rounding of the bound's own arithmetic.
-// Elements whose exact value is a special case (a non-finite input among the selected rows, q or
-// the sink: the result is NaN, or exact zeros and sigma) get 0: the rule compares classes there.
+// Elements whose exact value is a special case get 0: the rule compares classes there. That is the
+// whole head for a non-finite q, a NaN or +inf sink, or a selected row whose exact logit is NaN or
+// +inf. A selected row with a non-finite value whose exact logit is -inf has weight exactly 0 in
+// any implementation: the recipe runs on the other keys (its counts still include it), and only
+// the columns where that row's value is non-finite (0 * inf) get 0.
 #include <algorithm>
 #include <array>
 #include <cfloat>
@@ -95,19 +98,39 @@ struct Sink {
   std::vector<double>* lse = nullptr;  // [T, H], or null
 };
 
+// The class of the exact logit of a row holding a non-finite value (q finite): the products
+// q_d k_d, then * scale + shift. NaN where a product or the sum is NaN (0 * inf, inf - inf).
+double nonfinite_logit(const double* row, const std::vector<double>& q, double scale) {
+  bool pos = false, neg = false;
+  for (std::size_t d = 0; d < q.size(); ++d) {
+    const double x = q[d] * row[d];
+    if (std::isnan(x)) return NAN;
+    pos = pos || x == INFINITY;
+    neg = neg || x == -INFINITY;
+  }
+  if (pos == neg) return pos ? NAN : 0.0;  // both signs: inf - inf; neither: finite (not called so)
+  return (pos ? INFINITY : -INFINITY) * scale;  // scale 0 gives NaN
+}
+
 // Writes the bounds of out[t, h, :] and lse[t, h] for every head.
 void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, const Fp32Model& m, const Sink& dst) {
-  const std::int64_t H = a.q.size(1), D = a.q.size(2), n = keys.size();
+  const std::int64_t H = a.q.size(1), D = a.q.size(2), n_all = keys.size();
   const DType storage = a.q.dtype;
   const double u = m.u, uT = storage == DType::f32 ? 0.0 : unit_roundoff(storage);
   const double uT0 = storage == DType::f32 ? 0.0 : underflow_unit(storage);
-  const double Nf = std::ceil(static_cast<double>(n) / 32) + 3;
+  // Counted over every selected key: a key of weight exactly 0 still passes through the tiles.
+  const double Nf = std::ceil(static_cast<double>(n_all) / 32) + 3;
   const double g_dot = gamma_n(static_cast<double>(D + 8), m.u_acc);
-  const double g_pv = gamma_n(static_cast<double>(n) + Nf + 8, m.u_acc);
-  const double g_z = gamma_n(static_cast<double>(n) + Nf + 2, u);
+  const double g_pv = gamma_n(static_cast<double>(n_all) + Nf + 8, m.u_acc);
+  const double g_z = gamma_n(static_cast<double>(n_all) + Nf + 2, u);
   const double per_factor = Nf * (m.transcendental + u) * 1.01;
+  const bool all_finite = std::all_of(keys.rows.begin(), keys.rows.end(), [](double v) { return std::isfinite(v); });
 
-  std::vector<double> q(D), l(n), delta(n), eps(n), lo(n + 1), hi(n + 1), p(n), dp(n), ph(n);
+  std::vector<double> q(D), l(n_all), delta(n_all), eps(n_all), lo(n_all + 1), hi(n_all + 1), p(n_all), dp(n_all),
+      ph(n_all);
+  std::vector<char> nan_column(D);
+  TokenKeys live_keys;
+  live_keys.D = D;
   for (std::int64_t h = 0; h < H; ++h) {
     double* out_b = dst.out->data() + (t * H + h) * D;
     double* lse_b = dst.lse ? dst.lse->data() + t * H + h : nullptr;
@@ -118,13 +141,40 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     for (std::int64_t d = 0; d < D; ++d) q[d] = a.q.load(std::array{t, h, d});
     const double sink = static_cast<double>(static_cast<float>(a.attn_sink.load_flat(h)));
     const double sigma = sink + a.shift;
-    bool special = !std::isfinite(sigma) && sigma != -INFINITY;
-    for (std::int64_t d = 0; d < D && !special; ++d) special = !std::isfinite(q[d]);
-    for (double v : keys.rows) special = special || !std::isfinite(v);
+    // Special values. A non-finite q or a NaN or +inf sink makes the whole head non-finite (or the
+    // sink's exact zeros): the rule compares classes there. A selected row holding inf or NaN
+    // whose exact logit is -inf has weight exactly 0 in every implementation (exp(-inf) = 0, fused
+    // or not): it leaves the other keys' recipe as it is, and only the columns where its value is
+    // non-finite (0 * inf = NaN) are compared by class. Any other non-finite logit (NaN, +inf)
+    // makes the head NaN.
+    bool special = (!std::isfinite(sigma) && sigma != -INFINITY) ||
+                   !std::all_of(q.begin(), q.end(), [](double x) { return std::isfinite(x); });
+    const TokenKeys* use = &keys;
+    std::fill(nan_column.begin(), nan_column.end(), 0);
+    if (!special && !all_finite) {
+      live_keys.clear();
+      for (std::int64_t j = 0; j < n_all && !special; ++j) {
+        const double* row = keys.rows.data() + j * D;
+        if (std::all_of(row, row + D, [](double x) { return std::isfinite(x); })) {
+          live_keys.rows.insert(live_keys.rows.end(), row, row + D);
+          live_keys.shifted.push_back(keys.shifted[j]);
+          continue;
+        }
+        if (nonfinite_logit(row, q, a.softmax_scale) != -INFINITY) special = true;
+        for (std::int64_t d = 0; d < D; ++d) nan_column[d] = nan_column[d] || !std::isfinite(row[d]);
+      }
+      use = &live_keys;
+    }
+    if (special) {
+      set_all(0.0, 0.0);
+      continue;
+    }
+    const TokenKeys& K = *use;
+    const std::int64_t n = K.size();
     // The logit of key j from exact quantities: l_j, its error bound delta_j and A_j (item 1).
     auto logit = [&](std::int64_t j, double& A) {
-      const double* row = keys.rows.data() + j * D;
-      const double shift = keys.shifted[j] ? a.shift : 0.0;
+      const double* row = K.rows.data() + j * D;
+      const double shift = K.shifted[j] ? a.shift : 0.0;
       A = 0;
       for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
       A *= 1 + static_cast<double>(D) * 0x1p-52;  // an upper bound despite fp64 rounding
@@ -132,25 +182,6 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       return std::pair{std::fma(s, a.softmax_scale, shift),
                        std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift)};
     };
-    const double sigma_reach = std::isfinite(sigma) ? std::fabs(sigma) * (1 + 3 * u) : 0.0;
-    if (special) {
-      // The class is the rule's to compare, unless item 6's range decides it: with q and the sink
-      // finite, the max M^ is a finite logit or +inf (then every weight is NaN or 0 either way).
-      bool undetermined = false;
-      if (!std::isnan(sigma) && sigma != INFINITY && std::all_of(q.begin(), q.end(), [](double x) { return std::isfinite(x); })) {
-        double reach = sigma_reach;
-        for (std::int64_t j = 0; j < n; ++j) {
-          const double* row = keys.rows.data() + j * D;
-          if (!std::all_of(row, row + D, [](double x) { return std::isfinite(x); })) continue;
-          double A;
-          const auto [lj, dj] = logit(j, A);
-          reach = std::max(reach, std::fabs(lj) + dj);
-        }
-        undetermined = n > 0 && weights_leave_range(u * reach * (1 + 4 * u) * kInflate, static_cast<double>(n), 0.0, storage);
-      }
-      set_all(undetermined ? INFINITY : 0.0, undetermined ? INFINITY : 0.0);
-      continue;
-    }
     // 1. logits and their errors; 6. overflow of a logit.
     // The fp32 constants themselves: the kernels receive fl32(scale) and fl32(shift).
     // sigma is finite or -inf (no sink) here: -inf is no overflow.
@@ -158,17 +189,17 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
                     std::fabs(a.shift) >= kOverflow;
     double Delta = sigma == -INFINITY ? 0.0 : 3 * u * (std::fabs(sink) + std::fabs(a.shift));
     const double delta_sigma = Delta;
-    double reach = sigma_reach, vmax = 0;
+    double reach = std::isfinite(sigma) ? std::fabs(sigma) * (1 + 3 * u) : 0.0, vmax = 0;
     for (std::int64_t j = 0; j < n; ++j) {
       double A;
       std::tie(l[j], delta[j]) = logit(j, A);
-      const double shift = keys.shifted[j] ? a.shift : 0.0;
+      const double shift = K.shifted[j] ? a.shift : 0.0;
       // The raw dot accumulates in fp32 before the scale: it may overflow even if the logit would not.
       overflow = overflow || A * (1 + g_dot) >= kOverflow ||
                  std::fabs(a.softmax_scale) * A * (1 + g_dot) + std::fabs(shift) >= kOverflow;
       Delta = std::max(Delta, delta[j]);
       reach = std::max(reach, std::fabs(l[j]) + delta[j]);
-      for (std::int64_t d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(keys.rows[j * D + d]));
+      for (std::int64_t d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(K.rows[j * D + d]));
     }
     // 6. the weights' common factor e^(+-wshift) of a fused exponent, and its range.
     const double wshift = u * reach * (1 + 4 * u) * kInflate;
@@ -225,7 +256,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     for (std::int64_t d = 0; d < D; ++d) {
       double t1 = 0, hv = 0, av = 0, vmax = 0, vmin = 0, amax = 0, o = 0;
       for (std::int64_t j = 0; j < n; ++j) {
-        const double v = keys.rows[j * D + d], av_j = std::fabs(v);
+        const double v = K.rows[j * D + d], av_j = std::fabs(v);
         t1 += dp[j] * av_j;
         hv += ph[j] * av_j;
         av += av_j;
@@ -245,6 +276,9 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       const double tuf = (static_cast<double>(n) + 1) * Nf * 0x1p-125 * amax * z_floor;
       out_b[d] = (t1 + t2 + t3 + tuf) * kInflate;
     }
+    // A zero-weight key's non-finite value: 0 * inf, the class of the exact result (NaN).
+    for (std::int64_t d = 0; d < D; ++d)
+      if (nan_column[d]) out_b[d] = 0.0;
     // 5. lse.
     if (lse_b && Z > 0) {
       const double lnZ = std::log(Z);
