@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
       "fuzz", "Property-based fuzzing: the default campaign over every op and backend, repros, corpus replay");
   fuzz_cmd->add_option("--op", fz.ops, "Only properties about these ops (kda/packed_decode, ...) or families (kda, sparse)")
       ->take_all();
-  fuzz_cmd->add_option("--backend", fz.backend, "reference (CPU properties), cuda (kernel properties), launcher (kernel launchers on host memory, no device), all, or control (the controls: correct fp32 fake kernels in other accumulation orders, which the rule must pass; control/<reversed|pairwise|tile16|fma|fp64> for one)")
+  fuzz_cmd->add_option("--backend", fz.backend, "reference (CPU properties), cuda (kernel properties), launcher (kernel launchers on host memory, no device), all, or control (the controls: correct fp32 fake kernels in other accumulation orders, which the rule must pass; control/<reversed|pairwise|tile16|fma|fp64|fma-exponent> for one)")
       ->check(CLI::IsMember({"reference", "cuda", "launcher", "all", "control", "control/reversed", "control/pairwise",
                              "control/tile16", "control/fma", "control/fp64", "control/fma-exponent"}));
   auto* cases = fuzz_cmd->add_option("--cases", fz.cases, "Passing cases per property")->check(CLI::PositiveNumber);

@@ -29,7 +29,8 @@
 //    half the smallest subnormal u_T^0 absolutely, which only matters for f16), accumulated with
 //    gamma_{n + N_f + 8}(u_acc), divided by Z^ = sum of the unrounded weights (a sum of n + 1
 //    non-negative terms and N_f rescales: relative gamma_{n + N_f + 2}(u), and Z^ >= 1 since the
-//    largest weight is exp2f(0) = 1), then one multiply and one division:
+//    largest weight is exp2f(0) = 1; e^-shift for a fused exponent, item 6), then one multiply and
+//    one division:
 //      |out^_d - out_d| <= T1 + (u_T + gamma(u_acc)(1 + u_T)) sum_j P_j^hi |v_jd|
 //                          + u_T^0 sum_j |v_jd| + (gamma_Z + 3u)(|out_d| + T1 + ...)
 //                          + (n + 1) N_f 2^-125 max_j |v_jd|   (fp32 underflow of tiny weights).
@@ -39,15 +40,34 @@
 // 6. Overflow. If some A_j (1 + gamma) (the raw fp32 dot), |scale| A_j (1 + gamma) + |shift|,
 //    |scale|, |shift| or |sigma| reaches FLT_MAX / 2, an fp32 logit may overflow: out and lse of that (t, h) get +inf. If
 //    n * max_j |v_jd| does, P.V may: out gets +inf.
+//    The weights' range. Items 2-5 take the largest weight as exp2f(0) = 1. A kernel that fuses the
+//    exponent, exp2(qk * scale - m) in one fma as FlashAttention-style Triton kernels do, evaluates
+//    the max key's argument at minus the rounding error of its own fp32 logit M^, not at 0: every
+//    weight carries the common factor e^(+-shift), shift <= u |M^| <= u max_j (|l_j| + delta_j)
+//    (1 + 4u) in natural-log units (the log2 domain's half ulp of M^ log2 e is the same in ln).
+//    The factor cancels in out and lse while the weights stay in range; so Z^ >= e^-shift (not 1),
+//    which scales item 4's two absolute underflow terms and item 5's by e^shift. The range is lost,
+//    and out and lse of that (t, h) get +inf, once e^shift reaches the storage dtype's overflow
+//    (the weights are rounded to it for P.V: 65504 for f16), (n + 1) e^shift or n e^shift max|v|
+//    reaches FLT_MAX / 2 (Z or P.V overflow: inf / inf = NaN), or e^-shift falls below twice the
+//    kernels' denominator clamp 1e-30 (all weights tiny or zero: zeros or a wrong scale). It takes
+//    |logit| >= about 11 * 2^24 (f16) or 69 * 2^24 (tests/fuzz/controls_test.cpp: the fma-exponent
+//    control, keys of +-2^100). The same range decides the class of a special-value result (an
+//    infinite value in a selected row): Z^ = 0 gives zeros where the exact result is NaN or inf, so
+//    there too the bound is +inf, which the rule reads as "any class".
 // Every bound is computed in fp64 from exact or fp64 quantities and finally inflated by 2^-30
 // relative, far above the fp64 rounding of the bound's own arithmetic.
-// Elements whose exact value is a special case (a non-finite input among the selected rows, q or
-// the sink: the result is NaN, or exact zeros and sigma) get 0: the rule compares classes there.
+// Elements whose exact value is a special case get 0: the rule compares classes there. That is the
+// whole head for a non-finite q, a NaN or +inf sink, or a selected row whose exact logit is NaN or
+// +inf. A selected row with a non-finite value whose exact logit is -inf has weight exactly 0 in
+// any implementation: the recipe runs on the other keys (its counts still include it), and only
+// the columns where that row's value is non-finite (0 * inf) get 0.
 #include <algorithm>
 #include <array>
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "kparity/reference/error_bound.hpp"
 #include "kparity/reference/exact_sum.hpp"
@@ -62,25 +82,55 @@ using detail::TokenKeys;
 
 constexpr double kInflate = 1 + 0x1p-30;
 constexpr double kOverflow = FLT_MAX / 2;
+// Item 6: e^-shift below twice the kernels' denominator clamp, max(Z, 1e-30), in natural-log units.
+const double kClampRange = std::log(1e30 / 2);
+
+// Item 6: whether weights carrying a common factor e^(+-shift) may leave fp32's range. n keys; vmax
+// the largest |v| (0 where only Z matters).
+bool weights_leave_range(double shift, double n, double vmax, DType storage) {
+  if (shift >= kClampRange) return true;
+  const double e = std::exp(shift);
+  return e >= store_overflow(storage) / 2 || (n + 1) * e >= kOverflow || n * e * vmax >= kOverflow;
+}
 
 struct Sink {
   std::vector<double>* out = nullptr;  // [T, H, D]
   std::vector<double>* lse = nullptr;  // [T, H], or null
 };
 
+// The class of the exact logit of a row holding a non-finite value (q finite): the products
+// q_d k_d, then * scale + shift. NaN where a product or the sum is NaN (0 * inf, inf - inf).
+double nonfinite_logit(const double* row, const std::vector<double>& q, double scale) {
+  bool pos = false, neg = false;
+  for (std::size_t d = 0; d < q.size(); ++d) {
+    const double x = q[d] * row[d];
+    if (std::isnan(x)) return NAN;
+    pos = pos || x == INFINITY;
+    neg = neg || x == -INFINITY;
+  }
+  if (pos == neg) return pos ? NAN : 0.0;  // both signs: inf - inf; neither: finite (not called so)
+  return (pos ? INFINITY : -INFINITY) * scale;  // scale 0 gives NaN
+}
+
 // Writes the bounds of out[t, h, :] and lse[t, h] for every head.
 void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, const Fp32Model& m, const Sink& dst) {
-  const std::int64_t H = a.q.size(1), D = a.q.size(2), n = keys.size();
+  const std::int64_t H = a.q.size(1), D = a.q.size(2), n_all = keys.size();
   const DType storage = a.q.dtype;
   const double u = m.u, uT = storage == DType::f32 ? 0.0 : unit_roundoff(storage);
   const double uT0 = storage == DType::f32 ? 0.0 : underflow_unit(storage);
-  const double Nf = std::ceil(static_cast<double>(n) / 32) + 3;
+  // Counted over every selected key: a key of weight exactly 0 still passes through the tiles.
+  const double Nf = std::ceil(static_cast<double>(n_all) / 32) + 3;
   const double g_dot = gamma_n(static_cast<double>(D + 8), m.u_acc);
-  const double g_pv = gamma_n(static_cast<double>(n) + Nf + 8, m.u_acc);
-  const double g_z = gamma_n(static_cast<double>(n) + Nf + 2, u);
+  const double g_pv = gamma_n(static_cast<double>(n_all) + Nf + 8, m.u_acc);
+  const double g_z = gamma_n(static_cast<double>(n_all) + Nf + 2, u);
   const double per_factor = Nf * (m.transcendental + u) * 1.01;
+  const bool all_finite = std::all_of(keys.rows.begin(), keys.rows.end(), [](double v) { return std::isfinite(v); });
 
-  std::vector<double> q(D), l(n), delta(n), eps(n), lo(n + 1), hi(n + 1), p(n), dp(n), ph(n);
+  std::vector<double> q(D), l(n_all), delta(n_all), eps(n_all), lo(n_all + 1), hi(n_all + 1), p(n_all), dp(n_all),
+      ph(n_all);
+  std::vector<char> nan_column(D);
+  TokenKeys live_keys;
+  live_keys.D = D;
   for (std::int64_t h = 0; h < H; ++h) {
     double* out_b = dst.out->data() + (t * H + h) * D;
     double* lse_b = dst.lse ? dst.lse->data() + t * H + h : nullptr;
@@ -91,37 +141,73 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     for (std::int64_t d = 0; d < D; ++d) q[d] = a.q.load(std::array{t, h, d});
     const double sink = static_cast<double>(static_cast<float>(a.attn_sink.load_flat(h)));
     const double sigma = sink + a.shift;
-    bool special = !std::isfinite(sigma) && sigma != -INFINITY;
-    for (std::int64_t d = 0; d < D && !special; ++d) special = !std::isfinite(q[d]);
-    for (double v : keys.rows) special = special || !std::isfinite(v);
+    // Special values. A non-finite q or a NaN or +inf sink makes the whole head non-finite (or the
+    // sink's exact zeros): the rule compares classes there. A selected row holding inf or NaN
+    // whose exact logit is -inf has weight exactly 0 in every implementation (exp(-inf) = 0, fused
+    // or not): it leaves the other keys' recipe as it is, and only the columns where its value is
+    // non-finite (0 * inf = NaN) are compared by class. Any other non-finite logit (NaN, +inf)
+    // makes the head NaN.
+    bool special = (!std::isfinite(sigma) && sigma != -INFINITY) ||
+                   !std::all_of(q.begin(), q.end(), [](double x) { return std::isfinite(x); });
+    const TokenKeys* use = &keys;
+    std::fill(nan_column.begin(), nan_column.end(), 0);
+    if (!special && !all_finite) {
+      live_keys.clear();
+      for (std::int64_t j = 0; j < n_all && !special; ++j) {
+        const double* row = keys.rows.data() + j * D;
+        if (std::all_of(row, row + D, [](double x) { return std::isfinite(x); })) {
+          live_keys.rows.insert(live_keys.rows.end(), row, row + D);
+          live_keys.shifted.push_back(keys.shifted[j]);
+          continue;
+        }
+        if (nonfinite_logit(row, q, a.softmax_scale) != -INFINITY) special = true;
+        for (std::int64_t d = 0; d < D; ++d) nan_column[d] = nan_column[d] || !std::isfinite(row[d]);
+      }
+      use = &live_keys;
+    }
     if (special) {
       set_all(0.0, 0.0);
       continue;
     }
-    // 1. logits and their errors; 6. overflow of a logit.
-    // The fp32 constants themselves: the kernels receive fl32(scale) and fl32(shift).
-    bool overflow = std::fabs(sigma) >= kOverflow || std::fabs(a.softmax_scale) >= kOverflow ||
-                    std::fabs(a.shift) >= kOverflow;
-    double Delta = sigma == -INFINITY ? 0.0 : 3 * u * (std::fabs(sink) + std::fabs(a.shift));
-    const double delta_sigma = Delta;
-    for (std::int64_t j = 0; j < n; ++j) {
-      const double* row = keys.rows.data() + j * D;
-      const double shift = keys.shifted[j] ? a.shift : 0.0;
-      double A = 0;
+    const TokenKeys& K = *use;
+    const std::int64_t n = K.size();
+    // The logit of key j from exact quantities: l_j, its error bound delta_j and A_j (item 1).
+    auto logit = [&](std::int64_t j, double& A) {
+      const double* row = K.rows.data() + j * D;
+      const double shift = K.shifted[j] ? a.shift : 0.0;
+      A = 0;
       for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
       A *= 1 + static_cast<double>(D) * 0x1p-52;  // an upper bound despite fp64 rounding
       const double s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
-      l[j] = std::fma(s, a.softmax_scale, shift);
-      delta[j] = std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift);
+      return std::pair{std::fma(s, a.softmax_scale, shift),
+                       std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift)};
+    };
+    // 1. logits and their errors; 6. overflow of a logit.
+    // The fp32 constants themselves: the kernels receive fl32(scale) and fl32(shift).
+    // sigma is finite or -inf (no sink) here: -inf is no overflow.
+    bool overflow = (std::isfinite(sigma) && std::fabs(sigma) >= kOverflow) || std::fabs(a.softmax_scale) >= kOverflow ||
+                    std::fabs(a.shift) >= kOverflow;
+    double Delta = sigma == -INFINITY ? 0.0 : 3 * u * (std::fabs(sink) + std::fabs(a.shift));
+    const double delta_sigma = Delta;
+    double reach = std::isfinite(sigma) ? std::fabs(sigma) * (1 + 3 * u) : 0.0, vmax = 0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      double A;
+      std::tie(l[j], delta[j]) = logit(j, A);
+      const double shift = K.shifted[j] ? a.shift : 0.0;
       // The raw dot accumulates in fp32 before the scale: it may overflow even if the logit would not.
       overflow = overflow || A * (1 + g_dot) >= kOverflow ||
                  std::fabs(a.softmax_scale) * A * (1 + g_dot) + std::fabs(shift) >= kOverflow;
       Delta = std::max(Delta, delta[j]);
+      reach = std::max(reach, std::fabs(l[j]) + delta[j]);
+      for (std::int64_t d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(K.rows[j * D + d]));
     }
-    if (overflow) {
+    // 6. the weights' common factor e^(+-wshift) of a fused exponent, and its range.
+    const double wshift = u * reach * (1 + 4 * u) * kInflate;
+    if (overflow || (n > 0 && weights_leave_range(wshift, static_cast<double>(n), vmax, storage))) {
       set_all(INFINITY, INFINITY);
       continue;
     }
+    const double z_floor = n > 0 ? std::exp(wshift) : 1.0;  // 1 / (the least Z^)
     // 2. the box of the effective log-weights, relative to the exact max M (the kernel's finite seed
     // -FLT_MAX included: below it every weight is 0 and the overflow test above already fired).
     double M = std::max(sigma, -static_cast<double>(FLT_MAX));
@@ -170,7 +256,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     for (std::int64_t d = 0; d < D; ++d) {
       double t1 = 0, hv = 0, av = 0, vmax = 0, vmin = 0, amax = 0, o = 0;
       for (std::int64_t j = 0; j < n; ++j) {
-        const double v = keys.rows[j * D + d], av_j = std::fabs(v);
+        const double v = K.rows[j * D + d], av_j = std::fabs(v);
         t1 += dp[j] * av_j;
         hv += ph[j] * av_j;
         av += av_j;
@@ -185,17 +271,20 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       }
       t1 = std::min(t1, vmax - vmin);
       hv = std::min(hv, amax);
-      const double t2 = (uT + g_pv * (1 + uT)) * hv + uT0 * av;
+      const double t2 = (uT + g_pv * (1 + uT)) * hv + uT0 * av * z_floor;
       const double t3 = (g_z + 3 * u) * (std::fabs(o) + t1 + t2);
-      const double tuf = (static_cast<double>(n) + 1) * Nf * 0x1p-125 * amax;
+      const double tuf = (static_cast<double>(n) + 1) * Nf * 0x1p-125 * amax * z_floor;
       out_b[d] = (t1 + t2 + t3 + tuf) * kInflate;
     }
+    // A zero-weight key's non-finite value: 0 * inf, the class of the exact result (NaN).
+    for (std::int64_t d = 0; d < D; ++d)
+      if (nan_column[d]) out_b[d] = 0.0;
     // 5. lse.
     if (lse_b && Z > 0) {
       const double lnZ = std::log(Z);
       const double ln_lo = c_lo + std::log(pre_l[terms] / safe), ln_hi = c_hi + std::log(pre_h[terms] * safe);
       const double t1 = std::max({ln_hi - lnZ, lnZ - ln_lo, 0.0});
-      const double tz = g_z * 1.01 + (static_cast<double>(n) + 1) * Nf * 0x1p-125;
+      const double tz = g_z * 1.01 + (static_cast<double>(n) + 1) * Nf * 0x1p-125 * z_floor;
       const double lse = M + lnZ;
       *lse_b = (t1 + tz + m.transcendental * (std::fabs(lnZ) + t1 + tz) + 4 * u * (std::fabs(lse) + t1 + tz)) * kInflate;
     }

@@ -80,7 +80,7 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
       F Z = 0;
       if constexpr (faithful) {
         // The logits become the weights; wv: rounded to the storage dtype for P.V (C.4 item 4).
-        // The ledgered fma-exponent control (accumulate.hpp) fuses an unshifted row's exponent,
+        // The fma-exponent control (accumulate.hpp) fuses an unshifted row's exponent,
         // exp2(qk * scale - m) in one fma, as FlashAttention-style kernels do.
         const bool fused = accumulation() == Accumulation::fma_exponent;
         for (std::int64_t j = 0; j < n; ++j) {

@@ -29,7 +29,7 @@ std::optional<Accumulation> parse_accumulation(std::string_view s) noexcept {
 
 const std::vector<Accumulation>& control_accumulations() {
   static const std::vector<Accumulation> all = {Accumulation::reversed, Accumulation::pairwise, Accumulation::tile16,
-                                                Accumulation::fma, Accumulation::fp64};
+                                                Accumulation::fma, Accumulation::fp64, Accumulation::fma_exponent};
   return all;
 }
 

@@ -214,6 +214,95 @@ TEST(SparseErrorBound, CancellingHugeKeysGetTheRange) {
   EXPECT_TRUE(within_bound(mean, o, eb, c.dt));
 }
 
+// Item 6's weight range: one key of 16 entries k against q, so the logit is l = 16 q k and a
+// fused exponent's common factor is e^(+-u l). bf16: the range holds while u l stays below the
+// clamp's ln(1e30 / 2) = 68.4 and e^(u l) max|v| below FLT_MAX / 2 (v = k): l = 2^30 (u l = 64)
+// is finite, l = 2^31 (128) is not. f16 rounds the weights to f16 for P.V: e^(u l) >= 32752 already
+// at u l = 10.4, so the same l = 2^30 (q = 2^11, k = 2^15) is out of range there. The sink is -inf
+// (no sink): that once counted as an overflowing logit and made every bound of the head +inf.
+TEST(SparseErrorBound, TheWeightRangeTermFiresPastTheFusedExponentsRange) {
+  struct Row {
+    DType dt;
+    double q, k;
+    bool inf;
+  };
+  for (const Row r : {Row{DType::bf16, 1, 0x1p22, false}, Row{DType::bf16, 1, 0x1p26, false},
+                      Row{DType::bf16, 1, 0x1p27, true}, Row{DType::f16, 0x1p4, 0x1p10, false},
+                      Row{DType::f16, 0x1p11, 0x1p15, true}}) {
+    Case c;
+    c.dt = r.dt;
+    c.T = 1, c.H = 1, c.D = 16;
+    c.q = Tensor(r.dt, {1, 1, 16});
+    c.ukv = Tensor(r.dt, {1, 16});
+    c.kv = Tensor(r.dt, {1, 16});
+    c.sink = Tensor(DType::f32, {1});
+    c.sink.fill(-INFINITY);
+    c.scale = 1.0;
+    c.q.fill(r.q);
+    c.ukv.fill(r.k);
+    c.pre = {{0}};
+    c.ext = {{}};
+    const ErrorBounds eb = bounds_of(c);
+    const std::string what = std::string(dtype_name(r.dt)) + " l=" + std::to_string(16 * r.q * r.k);
+    for (std::int64_t d = 0; d < 16; ++d) EXPECT_EQ(std::isinf(eb.at("out")[d]), r.inf) << what << " d=" << d;
+    EXPECT_EQ(std::isinf(eb.at("lse")[0]), r.inf) << what;
+    if (!r.inf) {
+      // In range the one key's value is the answer, and the bound stays a small fraction of it.
+      const Result o = oracle32(c);
+      EXPECT_LT(eb.at("out")[0], 1e-2 * std::fabs(o.out[0])) << what;
+    }
+  }
+}
+
+// Special values in a selected row. Row 1 holds -inf in column 3 against q_3 = 1: its exact logit
+// is -inf, its weight exactly 0 in any implementation, so rows 0 and 2 keep their recipe (finite
+// bounds, within which the oracle stored to fp32 lies) and only column 3 (0 * -inf = NaN) is
+// compared by class. With q_3 = 0 instead the logit is 0 * -inf = NaN: the whole head is NaN, every
+// bound 0. The same -inf against q_3 = -1 gives a +inf logit: NaN again (inf - inf), bounds 0.
+TEST(SparseErrorBound, AZeroWeightKeyWithAnInfiniteValueLeavesTheOtherColumnsTheirRecipe) {
+  for (const double q3 : {1.0, 0.0, -1.0}) {
+    Case c;
+    c.dt = DType::bf16;
+    c.T = 1, c.H = 1, c.D = 8;
+    c.q = Tensor(DType::bf16, {1, 1, 8});
+    c.ukv = Tensor(DType::bf16, {3, 8});
+    c.kv = Tensor(DType::bf16, {1, 8});
+    c.sink = Tensor(DType::f32, {1});
+    c.sink.fill(0.5);
+    for (std::int64_t d = 0; d < 8; ++d) {
+      c.q.view().store(std::array<std::int64_t, 3>{0, 0, d}, d == 3 ? q3 : 0.25 * static_cast<double>(d % 3) - 0.25);
+      for (std::int64_t r = 0; r < 3; ++r)
+        c.ukv.view().store(std::array<std::int64_t, 2>{r, d}, r == 1 && d == 3 ? -kInf : 0.5 + 0.125 * static_cast<double>(r * 8 + d) / 3);
+    }
+    c.pre = {{0, 1, 2}};
+    c.ext = {{}};
+    const ErrorBounds eb = bounds_of(c);
+    const Result o = oracle32(c);
+    SCOPED_TRACE("q_3 = " + std::to_string(q3));
+    if (q3 == 1.0) {
+      for (std::int64_t d = 0; d < 8; ++d) {
+        if (d == 3) {
+          EXPECT_EQ(eb.at("out")[d], 0.0);
+          EXPECT_TRUE(std::isnan(o.out[d]));
+        } else {
+          EXPECT_TRUE(std::isfinite(o.out[d])) << "d=" << d;
+          EXPECT_GT(eb.at("out")[d], 0.0) << "d=" << d;
+          // Dominated by the weights' bf16 rounding for P.V: u_T = 2^-8 times |v| <= 1.2, twice over.
+          EXPECT_LT(eb.at("out")[d], 0x1p-7 * 1.2) << "d=" << d;
+        }
+      }
+      EXPECT_GT(eb.at("lse")[0], 0.0);
+      EXPECT_LT(eb.at("lse")[0], 1e-3);
+    } else {
+      for (std::int64_t d = 0; d < 8; ++d) {
+        EXPECT_EQ(eb.at("out")[d], 0.0) << "d=" << d;
+        EXPECT_TRUE(std::isnan(o.out[d])) << "d=" << d;
+      }
+      EXPECT_EQ(eb.at("lse")[0], 0.0);
+    }
+  }
+}
+
 TEST(SparseErrorBound, WrongImplementationsLeaveIt) {
   int caught_sink = 0, caught_scale = 0;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {

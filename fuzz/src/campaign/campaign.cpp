@@ -241,10 +241,7 @@ std::vector<Property> campaign_properties(const CampaignOptions& o, std::vector<
   if (controls) {
     std::vector<std::string> ops;
     for (const auto& s : op_specs()) ops.push_back(s.op);
-    std::vector<Backend> chosen = control_backends(ops);
-    // One control by name may also be the ledgered one (accumulate.hpp); "control" is the set.
-    if (o.backend != "control") chosen.push_back(control_backend(reference::Accumulation::fma_exponent, ops));
-    for (auto& p : differential_properties(chosen, op_specs())) all.push_back(std::move(p));
+    for (auto& p : differential_properties(control_backends(ops), op_specs())) all.push_back(std::move(p));
     backends.push_back({"control", true, ""});
   }
   // Without a device the CUDA properties are there, skipped with the reason: --backend cuda then

@@ -98,7 +98,7 @@ TensorError judge_tensor(const std::string& name, const TensorView& o, const Ten
     // A non-finite value on either side: b must share o's class, or f's (see the header), or the
     // a-priori recipe must have seen an overflow coming.
     if (same_verdict(cb, co) || same_verdict(cb, cf)) return;
-    if (co == 0 && A == INFINITY) return;
+    if (A == INFINITY) return;  // the recipe sees fp32's range lost there: any value, any class
     if (co == 0 && cb != 1 && (cb == 2) == (vo > 0) && std::fabs(vo) + A >= b_overflow) return;
     if (!e.mismatch) {
       e.mismatch = true;

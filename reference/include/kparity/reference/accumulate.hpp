@@ -20,17 +20,13 @@
 //              by default; Triton's tl.dot and tl.fma);
 //   fp64       products and sums in fp64, rounded to fp32 once per reduction (wider intermediates).
 //
-// A ledgered control (known false alarm, testing guide 2.9), not among control_accumulations():
 //   fma-exponent  fma, and the sparse ops' exponent of an unshifted key fused too, exp(qk * scale -
 //                 m) in one fma as FlashAttention-style kernels compute it (Triton contracts
 //                 `qk * qk_scale - m` into an FFMA). The max key's argument is then the rounding
-//                 error of its logit, up to u |l|, not 0: for |l| >= 2^31 (log2 domain; 88.7 * 2^24
-//                 for exp) its weight can overflow to inf and the output become inf / inf = NaN,
-//                 where the exact result is finite. The a-priori recipe (reference/sparse/
-//                 error_bound.cpp, items 2 and 6) assumes the max key's weight is exactly 1 and has
-//                 no overflow term for the weights, so the rule flags that case; tests/fuzz/
-//                 controls_test.cpp holds the repro, and moving this control into the set is the
-//                 test that the recipe learned it.
+//                 error of its logit, up to u |l|, not 0: for |l| >= 2^31 (log2 domain) its weight
+//                 can overflow (NaN output) or underflow (zeros) where the exact result is finite.
+//                 It was a false alarm of the rule until the a-priori recipe got its weight-range
+//                 term (reference/sparse/error_bound.cpp, item 6).
 //
 // The switch is per thread, off unless a scope is alive, so the oracle and faithful runs of the
 // rule never see it (only fake kernels set it, around their own run).

@@ -36,9 +36,10 @@ struct Fp32Model {
 };
 
 // Per written tensor (by its upstream name): one bound per element, row-major over its shape.
-// +inf where an fp32 intermediate of the backend may overflow (then any value is acceptable, a
-// non-finite one included); 0 where the element is exact by construction (zeros of a token with no
-// key, padding rows) or where the exact value is not finite (the rule compares classes there).
+// +inf where an fp32 intermediate of the backend may overflow or leave fp32's range (then any value
+// is acceptable, a non-finite one included, whatever the exact value); 0 where the element is exact
+// by construction (zeros of a token with no key, padding rows) or where the exact value is not
+// finite (the rule compares classes there).
 using ErrorBounds = std::map<std::string, std::vector<double>>;
 
 // Dispatch by op name over the ArgBag of a call (the names of kparity::ops' op table); throws

@@ -27,7 +27,9 @@
 //     fp32 where fp64 does not; a kernel following it may too), or A_i is +inf (the recipe sees an
 //     fp32 intermediate that may overflow), or b is the infinity of o's sign and |o_i| + A_i
 //     reaches the overflow threshold of b's dtype (the store itself may overflow);
-//   * o non-finite: b must agree with o's class, or f's (same reason); no error is accumulated.
+//   * o non-finite: b must agree with o's class, or f's (same reason), unless A_i is +inf (the
+//     recipe sees fp32's range lost: a fused exponent's weights all underflow, and Z = 0 gives
+//     zeros where the exact result is NaN); no error is accumulated.
 // A NaN in b where o and f are finite and A_i is finite (an unwritten poisoned output, a NaN leak)
 // always fails.
 #include <map>
