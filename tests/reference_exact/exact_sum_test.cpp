@@ -353,6 +353,35 @@ TEST(ExactSum, ShortAndLongFactorsAgreeWithLongSum) {
   }
 }
 
+// Products below 2^-960 (a softmax's tiny weights times values) stay out of the error-free
+// transformations and only widen the certificate: sums that hold some must still equal the long
+// accumulator bit for bit, and the usual ones (tiny terms far below the result) stay certified.
+TEST(ExactSum, TinyProductsWidenTheCertificate) {
+  std::mt19937_64 rng(2613);
+  std::normal_distribution<double> nd;
+  std::uniform_int_distribution<int> tiny_exp(-1100, -961), kind(0, 3);
+  int certified = 0;
+  for (int trial = 0; trial < 5000; ++trial) {
+    ExactSum s;
+    const int k = kind(rng);
+    for (int i = 0; i < 1 + trial % 50; ++i) {
+      if (i % 3 == 1) s.add_product(std::ldexp(std::fabs(nd(rng)), tiny_exp(rng)), nd(rng));  // a tiny weight
+      else if (k != 3) s.add_product(std::fabs(nd(rng)), nd(rng));
+    }
+    if (k == 1) s.add(0x1p-1074);  // the smallest subnormal next to them
+    s.value();                    // compares with LongSum
+    certified += !s.used_long();
+    if (HasFailure()) FAIL() << "trial " << trial;
+  }
+  EXPECT_GT(certified, 2500);
+  // Only tiny terms: the result is tiny or zero, below the certificate's range: the long accumulator.
+  ExactSum only;
+  only.add_product(0x1p-600, 0x1p-500);
+  only.add_product(-0x1p-600, 0x1p-499);
+  EXPECT_EQ(only.value(), 0.0);  // -2^-1100 rounds to zero (value() checks the sign against LongSum)
+  EXPECT_TRUE(only.used_long());
+}
+
 // The plain-fp64 certificate for short factors (short_exact_dot): whenever it certifies, its dot is
 // exact_sum_of_products' bit for bit (signed zeros included); it certifies typical widened bf16
 // data and declines when the terms span more than fp64 holds (the campaign's +-2^100 keys).

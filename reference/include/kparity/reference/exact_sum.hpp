@@ -88,8 +88,9 @@ inline double product_error(double a, double b, double h) noexcept {
 }
 
 // ExactSum's certificate (proof above): the correctly rounded sum of m terms whose error-free
-// transformations left p, s and T, or false when it cannot be certified.
-bool certify(double p, double s, double T, std::size_t m, double& result) noexcept;
+// transformations left p, s and T, plus terms left out whose sum is at most `extra` in magnitude,
+// or false when it cannot be certified.
+bool certify(double p, double s, double T, std::size_t m, double& result, double extra = 0.0) noexcept;
 }  // namespace detail
 
 // The exact sum of the n products term(i).first * term(i).second (i = 0..n-1), rounded once;
@@ -98,11 +99,19 @@ bool certify(double p, double s, double T, std::size_t m, double& result) noexce
 template <class Term>
 double exact_sum_of_products(std::size_t n, Term&& term) noexcept {
   double p = -0.0, s = 0.0, T = 0.0;  // p starts at -0: -0 + x is x for every x, -0 included
+  // Finite products below 2^-960 (their error could underflow; the softmax's tiny weights times a
+  // value) stay out of the transformations: `tiny` bounds the sum of their magnitudes (fl(|ab|) is
+  // within 2^-52 relative plus 2^-1074 of |ab|), and the certificate widens its interval by it.
+  double tiny = 0.0;
   bool split = true;
   for (std::size_t i = 0; i < n; ++i) {
     const auto [a, b] = term(i);
     const double h = a * b, ah = std::fabs(h);
     if (h == 0 ? !(a == 0 || b == 0) : !(ah >= 0x1p-960 && ah <= 0x1p1000)) {  // NaN fails too
+      if (ah < 0x1p-960 && std::isfinite(a) && std::isfinite(b)) {
+        tiny += ah * (1 + 0x1p-52) + 0x1p-1074;
+        continue;
+      }
       split = false;
       break;
     }
@@ -114,7 +123,8 @@ double exact_sum_of_products(std::size_t n, Term&& term) noexcept {
     T += std::fabs(q) + std::fabs(r);
   }
   double result;
-  if (split && detail::certify(p, s, T, n, result)) return result;
+  // tiny's own fp64 sum of n < 2^30 non-negative terms is low by less than 2^-20 relative.
+  if (split && detail::certify(p, s, T, n, result, tiny * (1 + 0x1p-20))) return result;
   LongSum acc;
   for (std::size_t i = 0; i < n; ++i) {
     const auto [a, b] = term(i);
