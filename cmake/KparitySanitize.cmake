@@ -11,7 +11,10 @@ if(KPARITY_SANITIZE)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     message(FATAL_ERROR "KPARITY_SANITIZE=ON needs GCC or Clang (found ${CMAKE_CXX_COMPILER_ID})")
   endif()
-  set(kparity_sanitize_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  # -O1 -g1: ASan's recommended optimisation level, line tables for the reports; both compile
+  # about twice as fast as -O2 -g, which matters on CI's two cores.
+  set(kparity_sanitize_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+      -O1 -g1)
   add_compile_options(${kparity_sanitize_flags})
   add_link_options(-fsanitize=address,undefined)
   message(STATUS "kparity: AddressSanitizer + UndefinedBehaviorSanitizer on, CUDA kernels off")

@@ -175,42 +175,57 @@ void beta_from_logit(const Ctx& c, Tok& tok, double b) {
   tok.dbeta = tok.beta * (c.t() + 2 * c.u()) * 1.01;
 }
 
+// What step_row needs of a token that does not depend on the row: computed once per token, not
+// once per row (the same arithmetic in the same order, so the same bounds).
+struct TokRows {
+  std::vector<double> ka, qa;  // |k| + dk, |q| + dq
+  double kk = 0, amax = 0, n_ka = 0, n_dk = 0, n_q = 0, n_dq = 0;
+  std::vector<double> ya, sdal, y, s2a;  // step_row's scratch, sized K
+};
+void prepare_rows(const Tok& tok, TokRows& r) {
+  const std::size_t K = tok.k.size();
+  r.ka.resize(K), r.qa.resize(K), r.ya.resize(K), r.sdal.resize(K), r.y.resize(K), r.s2a.resize(K);
+  r.kk = 0;
+  for (std::size_t i = 0; i < K; ++i) {
+    r.ka[i] = std::fabs(tok.k[i]) + tok.dk[i];
+    r.qa[i] = std::fabs(tok.q[i]) + tok.dq[i];
+    r.kk += tok.k[i] * tok.k[i];
+  }
+  r.amax = *std::max_element(tok.alpha.begin(), tok.alpha.end());
+  r.n_ka = norm2(r.ka), r.n_dk = norm2(tok.dk), r.n_q = norm2(tok.q), r.n_dq = norm2(tok.dq);
+}
+
 // The step of A.7 on one state row: s (exact, updated in place), rho (its 2-norm bound, updated),
-// and the bound of o_j.
-void step_row(const Ctx& c, std::vector<double>& s, double& rho, const Tok& tok, std::size_t j, double& d_out) {
+// and the bound of o_j. `r`: prepare_rows(tok).
+void step_row(const Ctx& c, std::vector<double>& s, double& rho, const Tok& tok, TokRows& r, std::size_t j,
+              double& d_out) {
   const double u = c.u();
   const std::size_t K = s.size();
-  std::vector<double> sa(K), ya(K), ka(K), sdal(K), y(K);
-  double kk = 0;
+  std::vector<double>&ya = r.ya, &sdal = r.sdal, &y = r.y, &s2a = r.s2a;
   for (std::size_t i = 0; i < K; ++i) {
-    sa[i] = std::fabs(s[i]) + rho;
-    ya[i] = sa[i] * (tok.alpha[i] + tok.dalpha[i]) * (1 + u);
-    ka[i] = std::fabs(tok.k[i]) + tok.dk[i];
-    sdal[i] = sa[i] * tok.dalpha[i];
+    const double sa = std::fabs(s[i]) + rho;
+    ya[i] = sa * (tok.alpha[i] + tok.dalpha[i]) * (1 + u);
+    sdal[i] = sa * tok.dalpha[i];
     y[i] = s[i] * tok.alpha[i];
-    kk += tok.k[i] * tok.k[i];
   }
-  const double amax = *std::max_element(tok.alpha.begin(), tok.alpha.end());
-  const double n_ya = norm2(ya), n_ka = norm2(ka), n_dk = norm2(tok.dk), dy = norm2(sdal) + u * n_ya;
-  const double yk = dot_abs(ya, ka);
+  const double n_ya = norm2(ya), dy = norm2(sdal) + u * n_ya;
+  const double yk = dot_abs(ya, r.ka);
   const double ra = std::fabs(tok.v[j]) + yk;
-  const double du = dy * n_ka + n_ya * n_dk + c.g_dot() * yk;
+  const double du = dy * r.n_ka + n_ya * r.n_dk + c.g_dot() * yk;
   const double ba = tok.beta + tok.dbeta;
   const double da = ba * ra * (1 + u);
   const double dd = tok.dbeta * ra + ba * (du + u * ra) + u * da;
-  const double lin = rho * amax * std::max(1.0, std::fabs(1 - tok.beta * kk));
-  rho = lin + dy + dd * n_ka + da * n_dk + 2 * u * (n_ya + da * n_ka);
+  const double lin = rho * r.amax * std::max(1.0, std::fabs(1 - tok.beta * r.kk));
+  rho = lin + dy + dd * r.n_ka + da * r.n_dk + 2 * u * (n_ya + da * r.n_ka);
   // exact step
-  double r = tok.v[j];
-  for (std::size_t i = 0; i < K; ++i) r -= y[i] * tok.k[i];
-  const double d = tok.beta * r;
-  std::vector<double> s2a(K), qa(K);
+  double res = tok.v[j];
+  for (std::size_t i = 0; i < K; ++i) res -= y[i] * tok.k[i];
+  const double d = tok.beta * res;
   for (std::size_t i = 0; i < K; ++i) {
     s[i] = y[i] + d * tok.k[i];
     s2a[i] = std::fabs(s[i]) + rho;
-    qa[i] = std::fabs(tok.q[i]) + tok.dq[i];
   }
-  d_out = rho * norm2(tok.q) + norm2(s2a) * norm2(tok.dq) + c.g_dot() * dot_abs(s2a, qa);
+  d_out = rho * r.n_q + norm2(s2a) * r.n_dq + c.g_dot() * dot_abs(s2a, r.qa);
 }
 
 // One token of a decode op (B.0): row r, value head hv, from mixed_qkv, the gate inputs and b.
@@ -256,6 +271,7 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
     for (std::size_t n = 0; n < cu.size(); ++n) cu[n] = x.cu_seqlens->at_int({static_cast<std::int64_t>(n)});
   }
   const double scale = x.scale ? *x.scale : 1.0 / std::sqrt(static_cast<double>(K));
+  TokRows rows;
   for (std::size_t n = 0; n + 1 < cu.size(); ++n) {
     for (std::int64_t hv = 0; hv < HV; ++hv) {
       const std::int64_t h = hv / G;
@@ -288,9 +304,10 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
         finite = finite && all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
                  std::isfinite(tok.beta);
         overflow = overflow || tok.overflow();
+        prepare_rows(tok, rows);
         for (std::int64_t j = 0; j < V; ++j) {
           double d_o = 0;
-          step_row(c, S[j], rho[j], tok, static_cast<std::size_t>(j), d_o);
+          step_row(c, S[j], rho[j], tok, rows, static_cast<std::size_t>(j), d_o);
           out_b[flat(x.out, {t, hv, j})] = !finite ? 0.0 : overflow ? INFINITY : settle(d_o);
         }
       }
@@ -314,6 +331,7 @@ ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model
   std::vector<double>& st_b = b["initial_state"];
   out_b = zeros_like(x.out);
   st_b = zeros_like(x.initial_state);
+  TokRows rows;
   for (std::int64_t r = 0; r < B; ++r) {
     const std::int64_t s = x.ssm_state_indices.at_int({r});
     if (s < 0) continue;  // padding: zeros, exact
@@ -321,11 +339,12 @@ ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model
       Tok tok = decode_token(c, x, r, hv, H, V);
       const bool finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
                           std::isfinite(tok.beta);
+      prepare_rows(tok, rows);
+      std::vector<double> row(K);
       for (std::int64_t j = 0; j < V; ++j) {
-        std::vector<double> row(K);
         for (std::int64_t i = 0; i < K; ++i) row[i] = x.initial_state.at({s, hv, j, i});
         double rho = 0, d_o = 0;
-        step_row(c, row, rho, tok, static_cast<std::size_t>(j), d_o);
+        step_row(c, row, rho, tok, rows, static_cast<std::size_t>(j), d_o);
         const bool ok = finite && all_finite(row);
         const bool ovf = tok.overflow();
         out_b[flat(x.out, {r, 0, hv, j})] = !ok ? 0.0 : ovf ? INFINITY : settle(d_o);

@@ -171,6 +171,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     }
     const TokenKeys& K = *use;
     const std::int64_t n = K.size();
+    const int q_lsb = min_lsb_exponent(q.data(), D);
     // The logit of key j from exact quantities: l_j, its error bound delta_j and A_j (item 1).
     auto logit = [&](std::int64_t j, double& A) {
       const double* row = K.rows.data() + j * D;
@@ -178,7 +179,10 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       A = 0;
       for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
       A *= 1 + static_cast<double>(D) * 0x1p-52;  // an upper bound despite fp64 rounding
-      const double s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
+      // The exact dot as the oracle takes it (short_exact_dot where it certifies, exact_sum.hpp).
+      double s, abs_s;
+      if (!short_exact_dot(q.data(), q_lsb, row, min_lsb_exponent(row, D), D, s, abs_s))
+        s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
       return std::pair{std::fma(s, a.softmax_scale, shift),
                        std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift)};
     };
@@ -241,9 +245,9 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     for (std::int64_t k = terms - 1; k >= 0; --k) suf_l[k] = suf_l[k + 1] + el[k], suf_h[k] = suf_h[k + 1] + eh[k];
     const double safe = 1 + 4 * static_cast<double>(terms) * 0x1p-53;  // their own fp64 rounding
     double Z = has_sink ? std::exp(sigma - M) : 0.0;
-    for (std::int64_t j = 0; j < n; ++j) Z += std::exp(l[j] - M);
+    for (std::int64_t j = 0; j < n; ++j) p[j] = std::exp(l[j] - M), Z += p[j];
     for (std::int64_t j = 0; j < n; ++j) {
-      p[j] = std::exp(l[j] - M) / Z;
+      p[j] /= Z;
       const double others_lo = (pre_l[j] + suf_l[j + 1]) / safe, others_hi = (pre_h[j] + suf_h[j + 1]) * safe;
       // P^hi: this weight at its top, the others at their bottom; P^lo the other way round.
       const double r_hi = others_lo == 0 ? 0.0 : others_lo * std::exp(c_lo - hi[j]);

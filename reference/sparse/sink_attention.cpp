@@ -41,8 +41,20 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
 
   std::vector<F> qrow(D), s(n), num(D), wv(faithful ? n : 0), dots(faithful ? n : 0);
   std::vector<double> result(D);
+  // Oracle: the dots q.k_j exact in plain fp64 where short_exact_dot certifies it (exact_sum.hpp;
+  // widened 16-bit inputs mostly are), else exact_sum_of_products: the same rounded-once values.
+  // kdot/abs_dot/lsb/short_ok per key, the rows' lowest bits once per token (every head shares them).
+  std::vector<double> kdot, abs_dot;
+  std::vector<int> row_lsb, lsb;
+  std::vector<unsigned char> short_ok;
+  if constexpr (!faithful) {
+    kdot.resize(n), abs_dot.resize(n), lsb.resize(n), short_ok.resize(n), row_lsb.resize(n);
+    for (std::int64_t j = 0; j < n; ++j) row_lsb[j] = min_lsb_exponent(keys.rows.data() + j * D, D);
+  }
   for (std::int64_t h = 0; h < H; ++h) {
     for (std::int64_t d = 0; d < D; ++d) qrow[d] = static_cast<F>(a.q.load(std::array{t, h, d}));
+    int q_lsb = 0;
+    if constexpr (!faithful) q_lsb = min_lsb_exponent(qrow.data(), D);
     // The sink is widened to fp32 whatever its dtype (B.1), then shifted like an extend row.
     // Flat like upstream's pointer arithmetic and the contract's length check: any shape with >= H elements.
     const float sink32 = static_cast<float>(a.attn_sink.load_flat(h));
@@ -56,8 +68,12 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
         dots[j] = faithful_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], static_cast<F>(row[d])}; });
         s[j] = faithful_madd(dots[j], scale, keys.shifted[j] ? shift : F(0));
       } else {
-        const double dot = oracle_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], row[d]}; });
-        s[j] = std::fma(dot, scale, keys.shifted[j] ? shift : 0.0);
+        lsb[j] = q_lsb + row_lsb[j];
+        // The planted oracle fault (planted_fault.hpp) must reach every oracle dot: no short path then.
+        short_ok[j] = planted_fault() != PlantedFault::oracle_plain_sums &&
+                      short_exact_dot(qrow.data(), q_lsb, row, row_lsb[j], D, kdot[j], abs_dot[j]);
+        if (!short_ok[j]) kdot[j] = oracle_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], row[d]}; });
+        s[j] = std::fma(kdot[j], scale, keys.shifted[j] ? shift : 0.0);
       }
       if (std::isnan(s[j])) any_nan = true; else if (s[j] > M) M = s[j];
     }
@@ -116,9 +132,15 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
             }
             const double* row = keys.rows.data() + j * D;
             const double* top = keys.rows.data() + jmax * D;
-            const double diff = j == jmax ? 0.0 : oracle_sum(2 * D, [&](std::int64_t i) {
-              return i < D ? std::pair{qrow[i], row[i]} : std::pair{-qrow[i - D], top[i - D]};
-            });
+            // Both dots exact in fp64 and their terms together certified (short_exact_dot's
+            // argument on the 2D terms): the difference of the two is the exact one.
+            const bool short_diff = short_ok[j] && short_ok[jmax] &&
+                                    exact_in_fp64(abs_dot[j] + abs_dot[jmax], std::min(lsb[j], lsb[jmax]));
+            const double diff = j == jmax ? 0.0
+                                : short_diff ? kdot[j] - kdot[jmax]
+                                             : oracle_sum(2 * D, [&](std::int64_t i) {
+                                                 return i < D ? std::pair{qrow[i], row[i]} : std::pair{-qrow[i - D], top[i - D]};
+                                               });
             const double dshift = (keys.shifted[j] ? shift : 0.0) - (keys.shifted[jmax] ? shift : 0.0);
             x[j] = std::fma(diff, scale, dshift);
             if (x[j] > x[next]) next = j;

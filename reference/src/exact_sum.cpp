@@ -151,19 +151,19 @@ double LongSum::value() const noexcept {
 // ---------------------------------------------------------------------------------------------
 // exact_sum_of_products' certificate
 
-bool detail::certify(double p, double s, double T, std::size_t m, double& result) noexcept {
+bool detail::certify(double p, double s, double T, std::size_t m, double& result, double extra) noexcept {
   if (m == 0) {
     result = 0.0;
     return true;
   }
   if (!std::isfinite(p) || !std::isfinite(s) || !std::isfinite(T) || m >= (std::size_t{1} << 30)) return false;
-  if (T == 0) {  // every operation was exact
+  if (T == 0 && extra == 0) {  // every operation was exact, nothing left out
     result = p;
     return true;
   }
   const double x = p + s, z = x - p;
   const double t = (p - (x - z)) + (s - z);  // TwoSum: x + t = p + s
-  const double E = 2.0 * static_cast<double>(m + 1) * 0x1p-53 * T + 0x1p-1074;
+  const double E = 2.0 * static_cast<double>(m + 1) * 0x1p-53 * T + 0x1p-1074 + extra;
   if (!(std::fabs(x) >= 0x1p-1000 && std::fabs(x) < DBL_MAX)) return false;  // NaN fails too
   // The neighbours of x (finite: |x| < DBL_MAX), one unit in the last place of its bit pattern away.
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);

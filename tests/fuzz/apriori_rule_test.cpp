@@ -16,7 +16,7 @@ using namespace kpt;
 
 OpFuzzSpec tight_spec() {
   OpFuzzSpec s = decode_spec();
-  s.abs_floor = [](const Call&, std::string_view) { return 1e-6; };
+  s.abs_floor = [](const Call&, std::string_view, const Call*) { return 1e-6; };
   return s;
 }
 

@@ -123,7 +123,7 @@ struct Synthetic {
     in.op = "synthetic";
     in.tensors["y"] = Tensor(DType::f32, {n});
     in.written = {"y"};
-    spec.abs_floor = [](const Call&, std::string_view) { return 0.1; };
+    spec.abs_floor = [](const Call&, std::string_view, const Call*) { return 0.1; };
   }
   Call operator()(const std::vector<double>& v) const {
     Call c = in;

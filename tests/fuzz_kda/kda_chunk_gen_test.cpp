@@ -8,6 +8,7 @@
 #include <rapidcheck.h>
 #include <set>
 
+#include "kparity/fuzz/backends/reference.hpp"
 #include "kparity/fuzz/campaign/campaign.hpp"
 #include "kparity/fuzz/generators/kda_chunk_gen.hpp"
 #include "kparity/fuzz/generators/kda_gen.hpp"
@@ -125,9 +126,12 @@ TEST(KdaChunkGen, FloorIsTheRecurrentFloorOfTheEquivalentCall) {
   const auto o = check("chunk/floor", 30, [] {
     const Call c = draw_kda_chunk(GenConfig{});
     const Call r = chunk_as_recurrent(c, reference::Precision::oracle);
+    const Call oracle = run_oracle(c);
     for (const auto& name : c.written) {
-      const double f = spec_for("kda/chunk").abs_floor(c, name);
+      const double f = spec_for("kda/chunk").abs_floor(c, name, nullptr);
       RC_ASSERT(f == kda_abs_floor(r, name));
+      // The differential rule passes the chunk call's own oracle result: the same floor.
+      RC_ASSERT(spec_for("kda/chunk").abs_floor(c, name, &oracle) == f);
       RC_ASSERT(f > 0.0);
     }
   });

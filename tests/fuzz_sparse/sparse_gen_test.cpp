@@ -160,7 +160,7 @@ TEST(SparseGen, OutFloorIsOneStorageUlpAtTheOutputBound) {
     for (const auto& call : sample(spec, {false, false}, 100, 0x666c6f6f72ull)) {
       const auto m = sparse_fuzz::magnitudes(call);
       const DType dt = call.at("q").dtype();
-      const double floor = spec.abs_floor(call, "out");
+      const double floor = spec.abs_floor(call, "out", nullptr);
       // The spacing of the storage dtype's values at the bound: 2^(exponent - significand bits).
       double ulp_at_bound = sparse_fuzz::dtype_min_subnormal(dt);
       if (m.max_selected > 0)
@@ -169,11 +169,11 @@ TEST(SparseGen, OutFloorIsOneStorageUlpAtTheOutputBound) {
       EXPECT_LE(floor, 4 * sparse_fuzz::dtype_eps(dt) * m.max_selected + 2 * sparse_fuzz::dtype_min_subnormal(dt))
           << call.description;
       if (call.flags.at("return_lse")) {
-        const double lf = spec.abs_floor(call, "lse");
+        const double lf = spec.abs_floor(call, "lse", nullptr);
         EXPECT_GT(lf, 0.0);
         EXPECT_LE(lf, 1e-4 * (1 + m.max_logit)) << call.description;
       }
-      EXPECT_THROW(spec.abs_floor(call, "q"), std::invalid_argument);
+      EXPECT_THROW(spec.abs_floor(call, "q", nullptr), std::invalid_argument);
     }
   }
 }

@@ -325,4 +325,112 @@ TEST(ExactSum, RandomFullPrecisionProductsCancel) {
   }
 }
 
+// TwoProduct skips the fma when both factors have at most 26 significant bits (the product is then
+// exact): factors of 24 (fp32), 26 (the limit) and 27 bits (one past it: the fma path), mixed in one
+// sum with a cancelling copy, must give the long accumulator's answer bit for bit.
+TEST(ExactSum, ShortAndLongFactorsAgreeWithLongSum) {
+  std::mt19937_64 rng(2611);
+  std::uniform_int_distribution<std::int64_t> mant(1, (std::int64_t{1} << 27) - 1);
+  std::uniform_int_distribution<int> bits(24, 27), ed(-200, 200), sign(0, 1);
+  const auto draw = [&] {
+    const int b = bits(rng);
+    const std::int64_t m = (mant(rng) >> (27 - b)) | (std::int64_t{1} << (b - 1));  // exactly b bits
+    return (sign(rng) ? -1.0 : 1.0) * std::ldexp(static_cast<double>(m), ed(rng) - b);
+  };
+  for (int trial = 0; trial < 3000; ++trial) {
+    ExactSum s;
+    std::vector<std::pair<double, double>> pairs;
+    for (int i = 0; i < 1 + trial % 60; ++i) pairs.emplace_back(draw(), draw());
+    for (auto [a, b] : pairs) s.add_product(a, b);
+    s.value();  // compares with LongSum
+    if (trial % 2) {
+      std::shuffle(pairs.begin(), pairs.end(), rng);
+      for (auto [a, b] : pairs) s.add_product(-a, b);
+      s.add_product(draw(), draw());
+      s.value();
+    }
+    if (HasFailure()) FAIL() << "trial " << trial;
+  }
+}
+
+// Products below 2^-960 (a softmax's tiny weights times values) stay out of the error-free
+// transformations and only widen the certificate: sums that hold some must still equal the long
+// accumulator bit for bit, and the usual ones (tiny terms far below the result) stay certified.
+TEST(ExactSum, TinyProductsWidenTheCertificate) {
+  std::mt19937_64 rng(2613);
+  std::normal_distribution<double> nd;
+  std::uniform_int_distribution<int> tiny_exp(-1100, -961), kind(0, 3);
+  int certified = 0;
+  for (int trial = 0; trial < 5000; ++trial) {
+    ExactSum s;
+    const int k = kind(rng);
+    for (int i = 0; i < 1 + trial % 50; ++i) {
+      if (i % 3 == 1) s.add_product(std::ldexp(std::fabs(nd(rng)), tiny_exp(rng)), nd(rng));  // a tiny weight
+      else if (k != 3) s.add_product(std::fabs(nd(rng)), nd(rng));
+    }
+    if (k == 1) s.add(0x1p-1074);  // the smallest subnormal next to them
+    s.value();                    // compares with LongSum
+    certified += !s.used_long();
+    if (HasFailure()) FAIL() << "trial " << trial;
+  }
+  EXPECT_GT(certified, 2500);
+  // Only tiny terms: the result is tiny or zero, below the certificate's range: the long accumulator.
+  ExactSum only;
+  only.add_product(0x1p-600, 0x1p-500);
+  only.add_product(-0x1p-600, 0x1p-499);
+  EXPECT_EQ(only.value(), 0.0);  // -2^-1100 rounds to zero (value() checks the sign against LongSum)
+  EXPECT_TRUE(only.used_long());
+}
+
+// The plain-fp64 certificate for short factors (short_exact_dot): whenever it certifies, its dot is
+// exact_sum_of_products' bit for bit (signed zeros included); it certifies typical widened bf16
+// data and declines when the terms span more than fp64 holds (the campaign's +-2^100 keys).
+TEST(ExactSum, ShortExactDotCertifiesOnlyExactSums) {
+  using kparity::reference::exact_sum_of_products;
+  using kparity::reference::min_lsb_exponent;
+  using kparity::reference::short_exact_dot;
+  std::mt19937_64 rng(2612);
+  std::normal_distribution<double> nd;
+  std::uniform_int_distribution<int> kind(0, 5), len(0, 70), ed(-30, 30);
+  const auto bf16 = [](double x) { return static_cast<double>(static_cast<float>(std::ldexp(std::round(std::ldexp(x, 7)), -7))); };
+  int certified = 0, declined = 0, bf16_trials = 0, bf16_certified = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int n = len(rng), k = kind(rng);
+    std::vector<double> x(n), y(n);
+    for (int i = 0; i < n; ++i) {
+      x[i] = bf16(nd(rng));
+      y[i] = k == 1 ? std::ldexp(bf16(nd(rng)), ed(rng)) : bf16(nd(rng));
+      if (k == 2 && i % 7 == 3) y[i] = (i % 2 ? 0x1p100 : -0x1p100);                 // the campaign's keys
+      if (k == 3) x[i] = std::signbit(x[i]) ? -0.0 : 0.0;                          // signed zeros
+      if (k == 4 && i == n / 2) y[i] = std::numeric_limits<double>::infinity();      // a special value
+      if (k == 5) x[i] = nd(rng);                                                  // full 53-bit factors
+    }
+    double dot = 0, abs_sum = 0;
+    const bool ok = short_exact_dot(x.data(), min_lsb_exponent(x.data(), n), y.data(), min_lsb_exponent(y.data(), n),
+                                    n, dot, abs_sum);
+    const double want = exact_sum_of_products(n, [&](std::size_t i) { return std::pair{x[i], y[i]}; });
+    bf16_trials += k == 0;
+    bf16_certified += k == 0 && ok;
+    if (ok) {
+      ++certified;
+      ASSERT_TRUE(same_bits(dot, want)) << "trial " << trial << " kind " << k << " n " << n;
+    } else {
+      ++declined;
+    }
+    if (k == 4 && n > 0) EXPECT_FALSE(ok) << "trial " << trial;
+  }
+  EXPECT_GT(bf16_certified, bf16_trials * 99 / 100);  // plain bf16 data: the fast path
+  EXPECT_GT(certified, 5000);
+  EXPECT_GT(declined, 5000);
+  // Exactly at the limit: terms that are multiples of 2^0 summing (in |.|) to 2^53 decline, just
+  // below certify.
+  const double one = 1.0, big = 0x1p53 - 1;
+  double d = 0, a = 0;
+  std::vector<double> xs{big, one}, ys{1.0, 1.0};
+  EXPECT_FALSE(short_exact_dot(xs.data(), 0, ys.data(), 0, 2, d, a));
+  xs = {big - 1, one};
+  EXPECT_TRUE(short_exact_dot(xs.data(), 0, ys.data(), 0, 2, d, a));
+  EXPECT_EQ(d, big);
+}
+
 }  // namespace

@@ -14,6 +14,7 @@
 #include "kparity/diagnostics/contracts/kda_packed_decode.hpp"
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
+#include "kparity/fuzz/backends/reference.hpp"
 #include "kparity/ops/op_table.hpp"
 
 namespace kparity::fuzz {
@@ -474,8 +475,9 @@ std::uint64_t content_hash(const Call& c) {
   return h;
 }
 
-// The largest finite |value| of every written tensor after an oracle run of `input`. The harness
-// asks for one floor per written tensor of the same input, so one run serves them all.
+// The largest finite |value| of every written tensor of the oracle's result of `input` (run_oracle,
+// as the differential rule runs it). Callers without that result ask for one floor per written
+// tensor of the same input, so one run serves them all.
 const std::map<std::string, double>& oracle_magnitudes(const Call& input) {
   thread_local std::uint64_t key = 0;
   thread_local bool valid = false;
@@ -483,9 +485,8 @@ const std::map<std::string, double>& oracle_magnitudes(const Call& input) {
   const std::uint64_t h = content_hash(input);
   if (valid && h == key) return mags;
   mags.clear();
-  Call o = input;
   try {
-    ops::run_reference(o.op, o.bag(), reference::Precision::oracle, o.options);
+    const Call o = run_oracle(input);
     for (const auto& name : o.written) mags[name] = max_abs(o.at(name).view());
   } catch (const std::exception&) {
     mags.clear();  // a call the oracle rejects gets the bare subnormal floor
@@ -493,6 +494,16 @@ const std::map<std::string, double>& oracle_magnitudes(const Call& input) {
   key = h;
   valid = true;
   return mags;
+}
+
+double oracle_magnitude(const Call& input, std::string_view name, const Call* oracle) {
+  if (oracle != nullptr) {
+    const auto it = oracle->tensors.find(std::string(name));
+    return it == oracle->tensors.end() ? 0.0 : max_abs(it->second.view());
+  }
+  const auto& mags = oracle_magnitudes(input);
+  const auto it = mags.find(std::string(name));
+  return it == mags.end() ? 0.0 : it->second;
 }
 
 }  // namespace
@@ -512,10 +523,8 @@ const std::map<std::string, double>& oracle_magnitudes(const Call& input) {
 //  * The g ring is the fp32 gate itself: exp, log and sigmoid of the kernel's math library differ
 //    by a few ulps each, 8 u(f32); the k ring is the key times the norm's rsqrt, 4 u(f32).
 //  * Every floor adds 2 FLT_MIN: fp32 arithmetic may flush subnormal results to zero on the GPU.
-double kda_abs_floor(const Call& call, std::string_view name) {
-  const auto& mags = oracle_magnitudes(call);
-  const auto it = mags.find(std::string(name));
-  const double M = it == mags.end() ? 0.0 : it->second;
+double kda_abs_floor(const Call& call, std::string_view name, const Call* oracle) {
+  const double M = oracle_magnitude(call, name, oracle);
   const DType st = call.at(std::string(name)).dtype();
   const double ftz = 2.0 * std::numeric_limits<float>::min();
   const double store = st == DType::f32 ? 0.0 : 2.0 * ulp(st, M);

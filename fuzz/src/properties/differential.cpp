@@ -149,7 +149,7 @@ DifferentialResult judge(const Call& input, const Call& oracle, const Call& fait
     const std::vector<double>* apriori = nullptr;
     if (bounds)
       if (auto it = bounds->find(name); it != bounds->end()) apriori = &it->second;
-    double floor = spec.abs_floor ? spec.abs_floor(input, name) : 0.0;
+    double floor = spec.abs_floor ? spec.abs_floor(input, name, &oracle) : 0.0;
     if (harness_mutant(HarnessMutant::rule_no_floor)) floor = 0.0;
     if (harness_mutant(HarnessMutant::rule_floor_x100)) floor *= 100.0;
     TensorError e = judge_tensor(name, oracle.at(name).view(), faithful.at(name).view(), backend.at(name).view(),

@@ -24,7 +24,8 @@
 //
 // exact_sum_of_products, the one the oracle uses (about 2 ns a term): it runs the
 // error-free transformations of Ogita, Rump and Oishi ("Accurate sum and dot product", SIAM J. Sci.
-// Comput. 26(6), 2005, Dot2): for each term, h + r = a*b exactly (TwoProduct with an fma), then
+// Comput. 26(6), 2005, Dot2): for each term, h + r = a*b exactly (TwoProduct with an fma, or r = 0
+// where the factors are short enough for an exact product: detail::product_error), then
 // p' + q = p + h exactly (TwoSum), s <- fl(s + fl(q + r)), T <- fl(T + fl(|q| + |r|)). Then
 //   exact sum X = p + R,  R = sum of (q_i + r_i),  and  |s - R| <= gamma_m (1 + gamma_2m) T
 // for m terms (the c_i = fl(q_i + r_i) carry one rounding each, their recursive sum m - 1 more:
@@ -40,6 +41,8 @@
 // partial sum shows as a non-finite p). Anything else - a special value, a tiny or huge product, a
 // certificate that fails (a result within E of a midpoint, or |r| < 2^-1000) - sums the terms
 // again in a LongSum.
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -72,9 +75,22 @@ class LongSum {
 };
 
 namespace detail {
+// TwoProduct's error a*b - h (h = fl(a*b)), for a product the guard in exact_sum_of_products let
+// through (no underflow, no overflow). A product of two doubles with at most 26 significant bits
+// each (their low 27 fraction bits zero) needs at most 52 bits, so h is exact and the error 0; the
+// oracle's terms are mostly such (widened fp32/bf16/f16 inputs, and plain terms {x, 1.0}), and
+// the test spares them the fma, a library call in x86-64 builds without -mfma.
+inline double product_error(double a, double b, double h) noexcept {
+  constexpr std::uint64_t kLow27 = (std::uint64_t{1} << 27) - 1;
+  if (b == 1.0 || ((std::bit_cast<std::uint64_t>(a) | std::bit_cast<std::uint64_t>(b)) & kLow27) == 0) [[likely]]
+    return 0.0;
+  return std::fma(a, b, -h);
+}
+
 // ExactSum's certificate (proof above): the correctly rounded sum of m terms whose error-free
-// transformations left p, s and T, or false when it cannot be certified.
-bool certify(double p, double s, double T, std::size_t m, double& result) noexcept;
+// transformations left p, s and T, plus terms left out whose sum is at most `extra` in magnitude,
+// or false when it cannot be certified.
+bool certify(double p, double s, double T, std::size_t m, double& result, double extra = 0.0) noexcept;
 }  // namespace detail
 
 // The exact sum of the n products term(i).first * term(i).second (i = 0..n-1), rounded once;
@@ -83,15 +99,23 @@ bool certify(double p, double s, double T, std::size_t m, double& result) noexce
 template <class Term>
 double exact_sum_of_products(std::size_t n, Term&& term) noexcept {
   double p = -0.0, s = 0.0, T = 0.0;  // p starts at -0: -0 + x is x for every x, -0 included
+  // Finite products below 2^-960 (their error could underflow; the softmax's tiny weights times a
+  // value) stay out of the transformations: `tiny` bounds the sum of their magnitudes (fl(|ab|) is
+  // within 2^-52 relative plus 2^-1074 of |ab|), and the certificate widens its interval by it.
+  double tiny = 0.0;
   bool split = true;
   for (std::size_t i = 0; i < n; ++i) {
     const auto [a, b] = term(i);
     const double h = a * b, ah = std::fabs(h);
     if (h == 0 ? !(a == 0 || b == 0) : !(ah >= 0x1p-960 && ah <= 0x1p1000)) {  // NaN fails too
+      if (ah < 0x1p-960 && std::isfinite(a) && std::isfinite(b)) {
+        tiny += ah * (1 + 0x1p-52) + 0x1p-1074;
+        continue;
+      }
       split = false;
       break;
     }
-    const double r = std::fma(a, b, -h);  // TwoProduct: h + r = a * b
+    const double r = detail::product_error(a, b, h);  // TwoProduct: h + r = a * b
     const double x = p + h, z = x - p;
     const double q = (p - (x - z)) + (h - z);  // TwoSum: x + q = p + h
     p = x;
@@ -99,13 +123,75 @@ double exact_sum_of_products(std::size_t n, Term&& term) noexcept {
     T += std::fabs(q) + std::fabs(r);
   }
   double result;
-  if (split && detail::certify(p, s, T, n, result)) return result;
+  // tiny's own fp64 sum of n < 2^30 non-negative terms is low by less than 2^-20 relative.
+  if (split && detail::certify(p, s, T, n, result, tiny * (1 + 0x1p-20))) return result;
   LongSum acc;
   for (std::size_t i = 0; i < n; ++i) {
     const auto [a, b] = term(i);
     acc.add_product(a, b);
   }
   return acc.value();
+}
+
+// ---- A cheaper certificate for short factors -------------------------------------------------
+// If every x_i is a multiple of 2^Lx and every y_i of 2^Ly, every product is a multiple of
+// 2^L, L = Lx + Ly >= -1074. If moreover the sum of the |products| is below 2^(L + 53), every
+// product and every partial sum of them, in any order, is a multiple of 2^L of magnitude below
+// 2^(L + 53): representable, so plain fp64 arithmetic never rounds and returns the exact sum. The
+// test runs on the computed sum of the fl(|products|): rounding is monotone, so if an exact
+// partial sum of them reached 2^(L + 53) (a power of two, representable) the computed one would
+// too. Zero signs come out as exact_sum_of_products defines them (-0 only when every term is -0:
+// the lanes start at -0, the identity of IEEE addition, and x + y = 0 is +0 unless both are -0).
+// The oracle's inputs are widened fp32/bf16/f16 values, so its dot products of inputs mostly pass.
+
+// The exponent of the lowest set bit of x (x = odd * 2^e) for a finite non-zero x; kNoLsb for zeros
+// and non-finite values (a zero never lowers the minimum; a non-finite factor fails the test below
+// through its infinite or NaN product).
+inline constexpr int kNoLsb = 1 << 20;
+inline int lsb_exponent(double x) noexcept {
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  std::uint64_t mant = bits & ((std::uint64_t{1} << 52) - 1);
+  if (biased == 0x7ff) return kNoLsb;
+  if (biased != 0) mant |= std::uint64_t{1} << 52;
+  if (mant == 0) return kNoLsb;
+  return std::countr_zero(mant) + (biased == 0 ? -1074 : biased - 1075);
+}
+// The smallest lsb_exponent of x[0..n).
+inline int min_lsb_exponent(const double* x, std::size_t n) noexcept {
+  int L = kNoLsb;
+  for (std::size_t i = 0; i < n; ++i) L = std::min(L, lsb_exponent(x[i]));
+  return L;
+}
+// Whether a sum of terms that are multiples of 2^L with |terms| summing to abs_sum (computed) is
+// exact in fp64 in any order; false past 2^1023 (a partial sum could overflow).
+inline bool exact_in_fp64(double abs_sum, int L) noexcept {
+  if (L < -1074) return false;
+  const double limit = L + 53 >= 1023 ? 0x1p1023 : std::ldexp(1.0, L + 53);
+  return abs_sum < limit;  // NaN and inf fail
+}
+// x.y over n terms, x's elements multiples of 2^Lx and y's of 2^Ly (min_lsb_exponent): true with the
+// exact sum in `dot` (and the computed sum of the |products| in `abs_sum`) when the above certifies
+// it; false when the caller must use exact_sum_of_products.
+inline bool short_exact_dot(const double* x, int Lx, const double* y, int Ly, std::size_t n, double& dot,
+                            double& abs_sum) noexcept {
+  double s[4] = {-0.0, -0.0, -0.0, -0.0}, a[4] = {0.0, 0.0, 0.0, 0.0};
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int k = 0; k < 4; ++k) {
+      const double p = x[i + k] * y[i + k];
+      s[k] += p;
+      a[k] += std::fabs(p);
+    }
+  for (; i < n; ++i) {
+    const double p = x[i] * y[i];
+    s[0] += p;
+    a[0] += std::fabs(p);
+  }
+  abs_sum = (a[0] + a[1]) + (a[2] + a[3]);
+  if (!exact_in_fp64(abs_sum, Lx + Ly)) return false;
+  dot = n == 0 ? 0.0 : (s[0] + s[1]) + (s[2] + s[3]);
+  return true;
 }
 
 // Convenience: the exact sum / dot product rounded once.

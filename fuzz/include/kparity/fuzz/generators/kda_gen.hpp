@@ -43,10 +43,10 @@ rc::Gen<std::int64_t> uniform_int(std::int64_t lo, std::int64_t hi);
 // config; a property that pins a config lists its own, so its report shows real coverage gaps).
 std::vector<std::string> kda_buckets(std::string_view op, const GenConfig& cfg, const KdaDrawOptions& o = {});
 
-// The absolute floor of the shared differential rule for tensor `name` of `call`, which must hold
-// the oracle's results (the floor scales with the magnitude the comparison happens at). Recipes
-// are next to the numbers in kda_gen.cpp.
-double kda_abs_floor(const Call& call, std::string_view name);
+// The absolute floor of the shared differential rule for tensor `name` of `call` (the floor scales
+// with the magnitude of the oracle's result, the one run_oracle gives: `oracle` when not null, else
+// an oracle run of `call`). Recipes are next to the numbers in kda_gen.cpp.
+double kda_abs_floor(const Call& call, std::string_view name, const Call* oracle = nullptr);
 
 // The specs of kda/recurrent, kda/packed_decode and kda/replayssm_decode (op_spec.hpp).
 std::vector<OpFuzzSpec> kda_specs();

@@ -16,7 +16,10 @@ struct OpFuzzSpec {
   std::function<Call(const GenConfig&)> draw;  // inside a RapidCheck property (draws with *gen)
   std::vector<std::string> buckets;            // every bucket `draw` can note, for coverage
   // The documented absolute floor for output `name` of `call` (the recipe is next to each number).
-  std::function<double(const Call& call, std::string_view name)> abs_floor;
+  // `oracle`: the oracle's result of the same call (run_oracle) when the caller has one, as the
+  // differential rule does; floors that scale with the oracle's magnitudes read them there instead
+  // of running the oracle again (nullptr: they run it).
+  std::function<double(const Call& call, std::string_view name, const Call* oracle)> abs_floor;
 };
 
 // kda_specs() (generators/kda_gen.hpp), kda_chunk_spec() (generators/kda_chunk_gen.hpp), then
