@@ -67,7 +67,6 @@
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
-#include <tuple>
 
 #include "kparity/reference/error_bound.hpp"
 #include "kparity/reference/exact_sum.hpp"
@@ -172,20 +171,6 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     const TokenKeys& K = *use;
     const std::int64_t n = K.size();
     const int q_lsb = min_lsb_exponent(q.data(), D);
-    // The logit of key j from exact quantities: l_j, its error bound delta_j and A_j (item 1).
-    auto logit = [&](std::int64_t j, double& A) {
-      const double* row = K.rows.data() + j * D;
-      const double shift = K.shifted[j] ? a.shift : 0.0;
-      A = 0;
-      for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
-      A *= 1 + static_cast<double>(D) * 0x1p-52;  // an upper bound despite fp64 rounding
-      // The exact dot as the oracle takes it (short_exact_dot where it certifies, exact_sum.hpp).
-      double s, abs_s;
-      if (!short_exact_dot(q.data(), q_lsb, row, min_lsb_exponent(row, D), D, s, abs_s))
-        s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
-      return std::pair{std::fma(s, a.softmax_scale, shift),
-                       std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift)};
-    };
     // 1. logits and their errors; 6. overflow of a logit.
     // The fp32 constants themselves: the kernels receive fl32(scale) and fl32(shift).
     // sigma is finite or -inf (no sink) here: -inf is no overflow.
@@ -193,21 +178,29 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
                     std::fabs(a.shift) >= kOverflow;
     double Delta = sigma == -INFINITY ? 0.0 : 3 * u * (std::fabs(sink) + std::fabs(a.shift));
     const double delta_sigma = Delta;
-    double reach = std::isfinite(sigma) ? std::fabs(sigma) * (1 + 3 * u) : 0.0, vmax = 0;
+    double reach = std::isfinite(sigma) ? std::fabs(sigma) * (1 + 3 * u) : 0.0, v_reach = 0;
     for (std::int64_t j = 0; j < n; ++j) {
-      double A;
-      std::tie(l[j], delta[j]) = logit(j, A);
+      const double* row = K.rows.data() + j * D;
       const double shift = K.shifted[j] ? a.shift : 0.0;
+      double A = 0;
+      for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
+      A *= 1 + static_cast<double>(D) * 0x1p-52;  // an upper bound despite fp64 rounding
+      // The exact dot as the oracle takes it (short_exact_dot where it certifies, exact_sum.hpp).
+      double s, abs_s;
+      if (!short_exact_dot(q.data(), q_lsb, row, min_lsb_exponent(row, D), D, s, abs_s))
+        s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
+      l[j] = std::fma(s, a.softmax_scale, shift);
+      delta[j] = std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift);
       // The raw dot accumulates in fp32 before the scale: it may overflow even if the logit would not.
       overflow = overflow || A * (1 + g_dot) >= kOverflow ||
                  std::fabs(a.softmax_scale) * A * (1 + g_dot) + std::fabs(shift) >= kOverflow;
       Delta = std::max(Delta, delta[j]);
       reach = std::max(reach, std::fabs(l[j]) + delta[j]);
-      for (std::int64_t d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(K.rows[j * D + d]));
+      for (std::int64_t d = 0; d < D; ++d) v_reach = std::max(v_reach, std::fabs(row[d]));
     }
     // 6. the weights' common factor e^(+-wshift) of a fused exponent, and its range.
     const double wshift = u * reach * (1 + 4 * u) * kInflate;
-    if (overflow || (n > 0 && weights_leave_range(wshift, static_cast<double>(n), vmax, storage))) {
+    if (overflow || (n > 0 && weights_leave_range(wshift, static_cast<double>(n), v_reach, storage))) {
       set_all(INFINITY, INFINITY);
       continue;
     }

@@ -143,6 +143,24 @@ ErrorBounds bounds_of(const Case& c) {
 
 Result faithful(const Case& c) { return run_prefill(c, Precision::faithful, {}, shallow()); }
 
+// One token, one head, scale 1, no extend rows: `rows` rows of the unified cache, all selected, and
+// the sink filled with `sink`. The caller writes q and the rows.
+Case one_head(DType dt, std::int64_t D, std::int64_t rows, double sink) {
+  Case c;
+  c.dt = dt;
+  c.T = 1, c.H = 1, c.D = D;
+  c.q = Tensor(dt, {1, 1, D});
+  c.ukv = Tensor(dt, {rows, D});
+  c.kv = Tensor(dt, {1, D});
+  c.sink = Tensor(DType::f32, {1});
+  c.sink.fill(sink);
+  c.scale = 1.0;
+  c.pre = {List(static_cast<std::size_t>(rows))};
+  for (std::int64_t r = 0; r < rows; ++r) c.pre[0][static_cast<std::size_t>(r)] = r;
+  c.ext = {{}};
+  return c;
+}
+
 TEST(SparseErrorBound, KernelLikeAndFaithfulStayWithin) {
   int cases = 0, rejected = 0;
   for (DType dt : {DType::bf16, DType::f16}) {
@@ -178,15 +196,7 @@ TEST(SparseErrorBound, KernelLikeAndFaithfulStayWithin) {
 // fix the softmax weights: the bound is the range of the values, and the kernel's answer there
 // (its logits came out 0 instead of -2) is accepted for that reason.
 TEST(SparseErrorBound, CancellingHugeKeysGetTheRange) {
-  Case c;
-  c.dt = DType::bf16;
-  c.T = 1, c.H = 1, c.D = 16;
-  c.q = Tensor(DType::bf16, {1, 1, 16});
-  c.ukv = Tensor(DType::bf16, {3, 16});
-  c.kv = Tensor(DType::bf16, {1, 16});
-  c.sink = Tensor(DType::f32, {1});
-  c.sink.fill(-INFINITY);
-  c.scale = 1.0;
+  Case c = one_head(DType::bf16, 16, 3, -INFINITY);
   for (std::int64_t d = 0; d < 16; ++d) {
     const bool paired = d == 3 || d == 8 || d == 5 || d == 9;  // where the +-2^100 entries sit
     c.q.view().store(std::array<std::int64_t, 3>{0, 0, d}, paired ? 1.0 : static_cast<double>(d % 3) - 1);
@@ -194,8 +204,6 @@ TEST(SparseErrorBound, CancellingHugeKeysGetTheRange) {
     c.ukv.view().store(std::array<std::int64_t, 2>{1, d}, d == 5 ? -0x1p100 : d == 9 ? 0x1p100 : -1.0);
     c.ukv.view().store(std::array<std::int64_t, 2>{2, d}, 0.0);
   }
-  c.pre = {{0, 1, 2}};
-  c.ext = {{}};
   const Result o = oracle32(c);
   const ErrorBounds eb = bounds_of(c);
   for (std::int64_t d = 0; d < 16; ++d) {
@@ -229,19 +237,9 @@ TEST(SparseErrorBound, TheWeightRangeTermFiresPastTheFusedExponentsRange) {
   for (const Row r : {Row{DType::bf16, 1, 0x1p22, false}, Row{DType::bf16, 1, 0x1p26, false},
                       Row{DType::bf16, 1, 0x1p27, true}, Row{DType::f16, 0x1p4, 0x1p10, false},
                       Row{DType::f16, 0x1p11, 0x1p15, true}}) {
-    Case c;
-    c.dt = r.dt;
-    c.T = 1, c.H = 1, c.D = 16;
-    c.q = Tensor(r.dt, {1, 1, 16});
-    c.ukv = Tensor(r.dt, {1, 16});
-    c.kv = Tensor(r.dt, {1, 16});
-    c.sink = Tensor(DType::f32, {1});
-    c.sink.fill(-INFINITY);
-    c.scale = 1.0;
+    Case c = one_head(r.dt, 16, 1, -INFINITY);
     c.q.fill(r.q);
     c.ukv.fill(r.k);
-    c.pre = {{0}};
-    c.ext = {{}};
     const ErrorBounds eb = bounds_of(c);
     const std::string what = std::string(dtype_name(r.dt)) + " l=" + std::to_string(16 * r.q * r.k);
     for (std::int64_t d = 0; d < 16; ++d) EXPECT_EQ(std::isinf(eb.at("out")[d]), r.inf) << what << " d=" << d;
@@ -261,21 +259,12 @@ TEST(SparseErrorBound, TheWeightRangeTermFiresPastTheFusedExponentsRange) {
 // bound 0. The same -inf against q_3 = -1 gives a +inf logit: NaN again (inf - inf), bounds 0.
 TEST(SparseErrorBound, AZeroWeightKeyWithAnInfiniteValueLeavesTheOtherColumnsTheirRecipe) {
   for (const double q3 : {1.0, 0.0, -1.0}) {
-    Case c;
-    c.dt = DType::bf16;
-    c.T = 1, c.H = 1, c.D = 8;
-    c.q = Tensor(DType::bf16, {1, 1, 8});
-    c.ukv = Tensor(DType::bf16, {3, 8});
-    c.kv = Tensor(DType::bf16, {1, 8});
-    c.sink = Tensor(DType::f32, {1});
-    c.sink.fill(0.5);
+    Case c = one_head(DType::bf16, 8, 3, 0.5);
     for (std::int64_t d = 0; d < 8; ++d) {
       c.q.view().store(std::array<std::int64_t, 3>{0, 0, d}, d == 3 ? q3 : 0.25 * static_cast<double>(d % 3) - 0.25);
       for (std::int64_t r = 0; r < 3; ++r)
         c.ukv.view().store(std::array<std::int64_t, 2>{r, d}, r == 1 && d == 3 ? -kInf : 0.5 + 0.125 * static_cast<double>(r * 8 + d) / 3);
     }
-    c.pre = {{0, 1, 2}};
-    c.ext = {{}};
     const ErrorBounds eb = bounds_of(c);
     const Result o = oracle32(c);
     SCOPED_TRACE("q_3 = " + std::to_string(q3));

@@ -104,13 +104,18 @@ class Browser:
                 return reply.get("result", {})
             self.events.append(reply)
 
-    def wait_event(self, method, timeout=None):
+    def wait_event(self, method, timeout=None, match=None):
+        """The first event `method` (whose params satisfy `match`, if given), seen or still to come."""
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             for i, ev in enumerate(self.events):
-                if ev.get("method") == method:
+                if ev.get("method") == method and (match is None or match(ev.get("params", {}))):
                     return self.events.pop(i)
             self.events.append(self._read_message(deadline))
+
+    def forget_loads(self):
+        """Drops the load events seen so far: they belong to documents before the next one."""
+        self.events = [e for e in self.events if e.get("method") not in ("Page.loadEventFired", "Page.lifecycleEvent")]
 
     def open_page(self):
         targets = self.call("Target.getTargets", session=False)["targetInfos"]
@@ -129,16 +134,9 @@ class Browser:
             raise CdpError(f"navigate {url}: {reply['errorText']}")
         # Wait for the load of this navigation's document: a load event of the page before it (a
         # meta refresh that finished late) may still be in flight, and carries another loader id.
-        deadline = time.monotonic() + self.timeout
-        while True:
-            for i, ev in enumerate(self.events):
-                p = ev.get("params", {})
-                if ev.get("method") == "Page.lifecycleEvent" and p.get("name") == "load" \
-                        and p.get("loaderId") == reply.get("loaderId"):
-                    del self.events[i]
-                    self.events = [e for e in self.events if e.get("method") not in ("Page.loadEventFired", "Page.lifecycleEvent")]
-                    return
-            self.events.append(self._read_message(deadline))
+        self.wait_event("Page.lifecycleEvent",
+                        match=lambda p: p.get("name") == "load" and p.get("loaderId") == reply.get("loaderId"))
+        self.forget_loads()
 
     def eval(self, expression):
         reply = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
@@ -164,8 +162,7 @@ class Browser:
             time.sleep(0.05)
 
     def click(self, selector):
-        # A click may navigate: load events seen so far belong to earlier documents.
-        self.events = [e for e in self.events if e.get("method") not in ("Page.loadEventFired", "Page.lifecycleEvent")]
+        self.forget_loads()  # a click may navigate
         box = self.eval(f"(() => {{ const el = document.querySelector({json.dumps(selector)}); if (!el) return null;"
                         " el.scrollIntoView({block: 'center'}); const r = el.getBoundingClientRect();"
                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
