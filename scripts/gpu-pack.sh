@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Packs what a GPU-machine call runs from a CUDA build made HERE (nvcc needs no GPU), so that device
+# minutes go to runs, not compiles: the GPU test binaries and their ctest files, the CLI, the static
+# libraries and CMake package files the Python extension links on the device (scripts/gpu-python.sh
+# reuses them), the CUDA example plugin. Stripped and xz-compressed: the device's carry limit is 64 MiB
+# for the whole working tree, and a full tree's GPU binaries are about 90 MiB stripped.
+#
+#   scripts/gpu-pack.sh [BUILD]      BUILD defaults to build (configured with -DKPARITY_CUDA=ON)
+#
+# Writes .gpu/bundle.tar.xz (git-ignored); carry `.gpu` and `.deps` (scripts/gpu-wave.sh unpacks both).
+# The ctest files hold this checkout's absolute paths: gpu-wave.sh links them to the device's copy.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+[ -f "$BUILD/CMakeCache.txt" ] || { echo "gpu-pack: $BUILD is not a build tree" >&2; exit 2; }
+[ -f "$BUILD/kernels/libkparity_kernels.a" ] || { echo "gpu-pack: $BUILD has no CUDA kernels" >&2; exit 2; }
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+dst=$stage/$BUILD
+mkdir -p "$dst"
+# ctest's files (every directory's, so that the top-level CTestTestfile includes resolve) and the
+# CMake package files of the build tree.
+(cd "$BUILD" && find . \( -name CTestTestfile.cmake -o -name '*_tests.cmake' -o -name '*_include.cmake' \
+   -o -name 'kparity-*.cmake' -o -name CMakeCache.txt \) -print0 | xargs -0 cp --parents -t "$dst")
+# Static libraries and the binaries the GPU phases run.
+(cd "$BUILD" && find . -name '*.a' -print0 | xargs -0 cp --parents -t "$dst")
+for f in tests/test_gpu_kda tests/test_gpu_sparse tests/test_gpu_dispatch tests/test_gpu_cli cli/kparity \
+         abi/libkparity_example_cuda_impl.so abi/libkparity_example_cpu_impl.so bench/bench_sparse \
+         bench/kda_decode_bench bench/memory_probe; do
+  [ -e "$BUILD/$f" ] || { echo "gpu-pack: missing $BUILD/$f (skipped)"; continue; }
+  (cd "$BUILD" && cp --parents "$f" "$dst")
+  strip --strip-unneeded "$dst/$f" 2>/dev/null || true
+done
+mkdir -p .gpu
+tar -C "$stage" -cf - "$BUILD" | xz -T2 -6 > .gpu/bundle.tar.xz
+echo "gpu-pack: .gpu/bundle.tar.xz $(du -h .gpu/bundle.tar.xz | cut -f1) from $BUILD at $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (uncommitted changes)')"

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# One device call's worth of GPU verification from a tree built on the CPU machine (scripts/gpu-pack.sh):
+# no CUDA compile on the device; only the Python extension and kparity-fuzz-host are built there (its
+# Python is not this machine's), linking the carried static libraries.
+#
+#   scripts/gpu-wave.sh PHASE...      carry .gpu (bundle), .deps (Debian .debs), .peers (upstream phase)
+#     python    build the package on the carried libraries, then EVERY Python test (pytest -n 8; none may
+#               skip for want of a GPU) and python/bench/perf.py           (scripts/gpu-python.sh)
+#     symbols   the built extension's dynamic symbol table: defined symbols, std:: among them
+#     ctest     ctest -L gpu
+#     sanitize  compute-sanitizer memcheck (leak check) and racecheck on the GPU test binaries
+#     pysan     the Python GPU tests (tests/python/test_gpu.py) under memcheck and racecheck
+#     campaign  kparity fuzz --backend cuda, a fresh seed, FUZZ_CASES (default 2000) per CUDA property
+#     impls     check_implementation on each of kparity's kernels (impls.kernels), IMPL_CASES (default
+#               2000) per property, one process per op, a fresh seed each
+#     upstream  bench/fuzz/upstream.py (UPSTREAM_ARGS) on the upstream kernels in .peers
+# Everything lands in $OUT: wave.md (a line per phase, rewritten after each) and wave-logs.tar.gz (every
+# log and report; also rewritten after each phase, so a call stopped at its limit still returns them).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/gpu-wave-out}
+W=${WAVE_DIR:-/tmp/wave}
+mkdir -p "$OUT" "$W"
+export PYTHONUNBUFFERED=1 KPARITY_EXPECT_GPU=1
+
+# The bundle's ctest files and CMake package files name the CPU machine's checkout: point that path here.
+built_at=/work/main
+if [ "$ROOT" != "$built_at" ] && [ ! -e "$built_at" ]; then mkdir -p "$(dirname "$built_at")" && ln -s "$ROOT" "$built_at"; fi
+if [ -f .gpu/bundle.tar.xz ] && [ ! -x build/tests/test_gpu_kda ]; then tar -xJf .gpu/bundle.tar.xz -C "$ROOT"; fi
+if ls .deps/*.deb >/dev/null 2>&1; then
+  mkdir -p .deps/root
+  for f in .deps/*.deb; do dpkg -x "$f" .deps/root; done
+  export LD_LIBRARY_PATH=$ROOT/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+export BUILD=build KPARITY_CLI=$ROOT/build/cli/kparity
+SITE=/tmp/kparity-site
+
+lines=()
+summary() {
+  { echo "## GPU wave, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' + working tree')"
+    echo; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null; echo
+    echo "| phase | rc | seconds | note |"; echo "|---|---|---|---|"
+    printf '%s\n' "${lines[@]}"; } > "$OUT/wave.md"
+  tar -czf "$OUT/wave-logs.tar.gz" -C "$(dirname "$W")" "$(basename "$W")" 2>/dev/null
+}
+# step NAME TIMEOUT NOTE-COMMAND -- COMMAND...: runs COMMAND with its log in $W/NAME.log.
+step() {
+  local name=$1 t=$2; shift 2
+  local t0=$SECONDS rc
+  echo "== $name"
+  timeout "$t" "$@" > "$W/$name.log" 2>&1
+  rc=$?
+  local note; note=$(tail -n 1 "$W/$name.log" | cut -c1-200 | tr '|' '/')
+  lines+=("| $name | $rc | $((SECONDS - t0)) | $note |")
+  echo "   rc=$rc $((SECONDS - t0)) s: $note"
+  summary
+  return $rc
+}
+fresh_seed() { echo "0x$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')"; }
+
+for phase in "$@"; do
+  case $phase in
+    python)
+      # gpu-python.sh runs pytest itself; -n 8 through PYTEST_ADDOPTS (pytest-xdist is in the image).
+      PYTEST_ADDOPTS="-n 8 -rs" OUT=$W/python KPARITY_SITE=$SITE step python 420 bash scripts/gpu-python.sh
+      grep -hE "passed|failed|skipped|error" "$W/python/pytest.log" | tail -n 3 > "$W/python-counts.txt"
+      ;;
+    symbols)
+      step symbols 30 bash -c "so=\$(ls $SITE/kparity/_kparity*.so); echo \$so; nm -D --defined-only \$so | tee $W/dynsym.txt | wc -l;
+        echo 'std:: among them:' \$(nm -D --defined-only -C \$so | grep -c 'std::'); nm -D --defined-only \$so | awk '{print \$3}' | head -20;
+        ls -la /opt/gcc/lib64 /opt/gcc/lib 2>/dev/null | grep -i stdc; /opt/gcc/bin/g++ --version | head -1;
+        echo defined: \$(wc -l < $W/dynsym.txt)"
+      ;;
+    ctest)
+      step ctest 300 ctest --test-dir build -L gpu -j 4 --output-on-failure
+      ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        extra=(); [ $tool = memcheck ] && extra=(--leak-check full)
+        step ${tool}_kda 240 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 build/tests/test_gpu_kda \
+          --gtest_filter="${SAN_FILTER:--ReplaySsmProtocol.EquivalentToPackedDecode}"
+        step ${tool}_sparse 240 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 build/tests/test_gpu_sparse \
+          --gtest_filter="${SPARSE_SAN_FILTER:--GpuSparsePrefill.RandomShapesMatchOracle}"
+      done
+      ;;
+    pysan)
+      # PyTorch's caching allocator hides out-of-bounds accesses inside its pools from memcheck.
+      for tool in memcheck racecheck; do
+        PYTORCH_NO_CUDA_MEMORY_CACHING=1 PYTHONPATH=$SITE step py_$tool 240 compute-sanitizer --tool $tool \
+          --error-exitcode 9 python3 -m pytest -q -p no:cacheprovider -x tests/python/test_gpu.py
+      done
+      ;;
+    campaign)
+      seed=${FUZZ_SEED:-$(fresh_seed)}
+      step campaign "${CAMPAIGN_TIMEOUT:-480}" build/cli/kparity fuzz --backend cuda --cases "${FUZZ_CASES:-2000}" \
+        --seed "$seed" --jobs "${FUZZ_JOBS:-$(nproc)}" --report "$W/campaign-$seed.json" --corpus "$W/corpus"
+      ;;
+    impls)
+      PYTHONPATH=$SITE step impls "${IMPLS_TIMEOUT:-480}" python3 bench/fuzz/kernels_check.py --cases "${IMPL_CASES:-2000}" \
+        --out "$W/impls"
+      ;;
+    upstream)
+      KPARITY_PEERS=$ROOT/.peers OUT=$W/upstream PYTHONPATH=$SITE step upstream "${UPSTREAM_TIMEOUT:-480}" \
+        python3 bench/fuzz/upstream.py ${UPSTREAM_ARGS:-}
+      ;;
+    *) echo "gpu-wave: unknown phase $phase" >&2; exit 2 ;;
+  esac
+done
+summary
+cat "$OUT/wave.md"
