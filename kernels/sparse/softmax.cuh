@@ -23,7 +23,6 @@ inline constexpr float kLog2e = 1.4426950408889634f;
 namespace dev {
 
 using kernels::dev::pos_inf;
-using kernels::dev::quiet_nan;
 
 // Running max and sum of the thread's two rows. The finite seed keeps a fully masked tile or an
 // empty key set NaN-free: the max stays at the seed and the factor is exp2(0) = 1, where a -inf seed
@@ -123,37 +122,30 @@ __device__ __forceinline__ void store_partials(const AttnParams& p, O&& o, const
 
 // How a row's accumulator becomes its output once the sink is folded in (C.3, C.4 item 5).
 struct RowFinal {
-  int kind;  // 0: acc * a / den; 1: zeros; 2: NaN (the reference makes a NaN in a row, q or the sink explicit)
+  int kind;  // 0: acc * a / den; 1: zeros (Z is 0 or NaN: upstream's `where(l > 0, ...)`)
   float a, den, lse;
-  __device__ __forceinline__ float operator()(float acc) const {
-    return kind == 0 ? (acc * a) / den : (kind == 1 ? 0.f : quiet_nan());
-  }
+  __device__ __forceinline__ float operator()(float acc) const { return kind == 0 ? (acc * a) / den : 0.f; }
   // Two accumulators of the row under one test of `kind` (the per-element form leaves the compiler
   // a branch per element in the unrolled epilogue).
   __device__ __forceinline__ float2 operator()(float x, float y) const {
     if (kind == 0) return make_float2((x * a) / den, (y * a) / den);
-    const float v = kind == 1 ? 0.f : quiet_nan();
-    return make_float2(v, v);
+    return make_float2(0.f, 0.f);
   }
 };
 
 // The sink logit `sig` folded into a row with running max m and sum l: returns RowFinal::kind and
-// sets its factors.
+// sets its factors. Upstream's convention (docs/upstream_conventions.md, measured on the H200): the
+// running max drops NaN (fmaxf, like tl.max), so a NaN logit (NaN in q or a selected row), a NaN sink
+// or a +inf logit or sink (exp(inf - inf)) makes only Z NaN, and `Z > 0` fails: zeros, lse -inf,
+// whatever the accumulator holds.
 __device__ __forceinline__ int finalize(float sig, float m, float l, float& a, float& den, float& lse) {
   a = 0.f;
   den = 1.f;
-  if (sig == pos_inf()) {  // +inf: Z = exp(inf - inf) is NaN, upstream's Z > 0 fails
-    lse = -pos_inf();
-    return 1;
-  }
-  const float M = sig > m ? sig : m;
-  a = exp2f((m - M) * kLog2e);
-  const float Z = l * a + exp2f((sig - M) * kLog2e);
-  if (isnan(sig) || isnan(Z)) {
-    lse = quiet_nan();
-    return 2;
-  }
+  const float M = sig > m ? sig : m;  // a NaN sink leaves m; Z below is NaN then
+  const float am = exp2f((m - M) * kLog2e);
+  const float Z = l * am + exp2f((sig - M) * kLog2e);
   if (Z > 0.f) {
+    a = am;
     den = fmaxf(Z, 1e-30f);
     lse = M + logf(Z);
     return 0;

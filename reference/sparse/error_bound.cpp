@@ -59,9 +59,11 @@
 // relative, far above the fp64 rounding of the bound's own arithmetic.
 // Elements whose exact value is a special case get 0: the rule compares classes there. That is the
 // whole head for a non-finite q, a NaN or +inf sink, or a selected row whose exact logit is NaN or
-// +inf. A selected row with a non-finite value whose exact logit is -inf has weight exactly 0 in
-// any implementation: the recipe runs on the other keys (its counts still include it), and only
-// the columns where that row's value is non-finite (0 * inf) get 0.
+// +inf: upstream's convention (docs/upstream_conventions.md) makes such a head exact zeros with lse
+// -inf (a NaN or +inf reaches only the denominator and the Z > 0 test fails), so bound 0 asks for
+// exactly those zeros. A selected row with a non-finite value whose exact logit is -inf has weight
+// exactly 0 in any implementation: the recipe runs on the other keys (its counts still include it),
+// and only the columns where that row's value is non-finite (0 * inf = NaN) get 0.
 #include <algorithm>
 #include <array>
 #include <cfloat>
@@ -140,12 +142,12 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     for (std::int64_t d = 0; d < D; ++d) q[d] = a.q.load(std::array{t, h, d});
     const double sink = static_cast<double>(static_cast<float>(a.attn_sink.load_flat(h)));
     const double sigma = sink + a.shift;
-    // Special values. A non-finite q or a NaN or +inf sink makes the whole head non-finite (or the
-    // sink's exact zeros): the rule compares classes there. A selected row holding inf or NaN
-    // whose exact logit is -inf has weight exactly 0 in every implementation (exp(-inf) = 0, fused
-    // or not): it leaves the other keys' recipe as it is, and only the columns where its value is
-    // non-finite (0 * inf = NaN) are compared by class. Any other non-finite logit (NaN, +inf)
-    // makes the head NaN.
+    // Special values. A non-finite q or a NaN or +inf sink makes the whole head a special case
+    // (upstream's exact zeros and lse -inf where a NaN or +inf reaches the denominator): the rule
+    // compares classes there. A selected row holding inf or NaN whose exact logit is -inf has
+    // weight exactly 0 in every implementation (exp(-inf) = 0, fused or not): it leaves the other
+    // keys' recipe as it is, and only the columns where its value is non-finite (0 * inf = NaN)
+    // are compared by class. Any other non-finite logit (NaN, +inf) makes the head exact zeros.
     bool special = (!std::isfinite(sigma) && sigma != -INFINITY) ||
                    !std::all_of(q.begin(), q.end(), [](double x) { return std::isfinite(x); });
     const TokenKeys* use = &keys;

@@ -37,7 +37,6 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
   const F scale = static_cast<F>(two ? a.softmax_scale * kLog2e : a.softmax_scale);
   const F shift = static_cast<F>(two ? a.shift * kLog2e : a.shift);
   const F inf = std::numeric_limits<F>::infinity();
-  const F nan = std::numeric_limits<F>::quiet_NaN();
 
   std::vector<F> qrow(D), s(n), num(D), wv(faithful ? n : 0), dots(faithful ? n : 0);
   std::vector<double> result(D);
@@ -80,15 +79,16 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
     if (!std::isnan(sig) && sig > M) M = sig;
 
     F lse;
-    if (sig == inf) {
-      // Z = ... + exp(inf - inf) is NaN, so the kernel's Z > 0 test fails: zeros, lse -inf (C.3).
+    if (sig == inf || any_nan) {
+      // Upstream's convention (docs/upstream_conventions.md, measured on the H200 against sglang's
+      // paged_prefill.py and paged_decode.py): tl.max drops NaN, so a NaN logit (NaN in q or in a
+      // selected row, 0 * inf) or a NaN sink reaches only the denominator, Z = ... + exp(NaN) is NaN,
+      // and their finalisation `where(l > 0, acc * alpha / max(l, 1e-30), 0)` writes exact zeros.
+      // A +inf sink or logit: Z = ... + exp(inf - inf) is NaN, the same zeros. lse: -inf, as C.6's
+      // `Z > 0 ? M + ln Z : -inf` says ([inference]: the measured sglang commits have no return_lse).
+      // Early, so the oracle's exponent pass never sees a NaN logit; the result is the Z > 0 test's.
       std::fill(result.begin(), result.end(), 0.0);
       lse = -inf;
-    } else if (any_nan) {
-      // C.3: NaN in q, a selected row or the sink propagates; the reference makes that explicit
-      // because the kernel's Z > 0 branch would otherwise hide it.
-      std::fill(result.begin(), result.end(), static_cast<double>(nan));
-      lse = nan;
     } else {
       const F w_sink = two ? std::exp2(sig - M) : std::exp(sig - M);
       // Test-only fault (planted_fault.hpp): the sink's weight leaks into the numerator.
@@ -160,10 +160,12 @@ void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
         const F denom = std::max(Z, static_cast<F>(1e-30));
         for (std::int64_t d = 0; d < D; ++d) result[d] = static_cast<double>(num[d] / denom);
         lse = two ? (M + std::log2(Z)) * static_cast<F>(kLn2) : M + std::log(Z);
-      } else if (std::isnan(Z)) {  // an infinite logit: inf - inf
-        std::fill(result.begin(), result.end(), static_cast<double>(nan));
-        lse = nan;
       } else {
+        // Z = 0 (no key and no sink, or every weight 0) or NaN (a +inf logit: exp(inf - inf)): the
+        // kernels' Z > 0 test fails, zeros and lse -inf (upstream convention, see above). A selected
+        // row whose logit is -inf keeps weight 0; its non-finite columns give 0 * inf = NaN only when
+        // Z > 0. With Z = 0 sglang's prefill writes 0 and so does kparity (its decode writes NaN
+        // there: an upstream inconsistency, docs/upstream_conventions.md).
         std::fill(result.begin(), result.end(), 0.0);
         lse = -inf;
       }
