@@ -3,6 +3,11 @@
 // dimension, dtype codes (common/dtype_code.hpp) for the small inputs that are loaded through a
 // run-time dtype switch. No tensor type and no CUDA type appears here, so host code fills it without
 // nvcc.
+//
+// An optional argument's presence is its own has_* flag, set by the launcher from the optional,
+// never the pointer's nullness: an empty tensor (T = 0, no slots) legitimately has a null data
+// pointer (PyTorch and DLPack give one), and a present-but-empty g read as "absent" sent the
+// recurrence down the raw-gate path to load A_log through a null pointer (issue 23 item 2).
 #include <cstdint>
 
 #include "common/dtype_code.hpp"
@@ -38,7 +43,8 @@ struct ReplayParams {
   void* k_cache = nullptr; std::int64_t k_s0 = 0, k_s1 = 0, k_s2 = 0, k_s3 = 0;
   float* g_cache = nullptr; std::int64_t g_s0 = 0, g_s1 = 0, g_s2 = 0, g_s3 = 0;
   const std::int32_t* write_pos = nullptr; std::int64_t wp_s0 = 0;
-  const std::int32_t* force_flush = nullptr; std::int64_t ff_s0 = 0;  // null: absent
+  const std::int32_t* force_flush = nullptr; std::int64_t ff_s0 = 0;
+  int has_force_flush = 0;
   std::int64_t L = 0;
   int beta_round_dt = -1;  // -1: beta stays fp32; else rt(beta, dtype(b)) (kda.md A.4)
 };
@@ -47,7 +53,7 @@ struct RecurrentParams {
   const void* q = nullptr; int q_dt = kF32; std::int64_t q_s0 = 0, q_s1 = 0, q_s2 = 0;
   const void* k = nullptr; int k_dt = kF32; std::int64_t k_s0 = 0, k_s1 = 0, k_s2 = 0;
   const void* v = nullptr; int v_dt = kF32; std::int64_t v_s0 = 0, v_s1 = 0, v_s2 = 0;
-  const void* g = nullptr; int g_dt = kF32; std::int64_t g_s0 = 0, g_s1 = 0, g_s2 = 0;  // null: raw gate
+  const void* g = nullptr; int g_dt = kF32; std::int64_t g_s0 = 0, g_s1 = 0, g_s2 = 0;
   const void* a = nullptr; int a_dt = kF32; std::int64_t a_s0 = 0, a_s1 = 0, a_s2 = 0;
   const void* dt_bias = nullptr; int dtb_dt = kF32; std::int64_t dtb_s0 = 0, dtb_s1 = 0;
   const void* A_log = nullptr; int A_dt = kF32; std::int64_t A_s0 = 0;
@@ -55,10 +61,14 @@ struct RecurrentParams {
   const void* init = nullptr; int init_dt = kF32; std::int64_t init_s0 = 0, init_s1 = 0, init_s2 = 0, init_s3 = 0;
   void* final_state = nullptr; int fin_dt = kF32; std::int64_t fin_s0 = 0, fin_s1 = 0, fin_s2 = 0, fin_s3 = 0;
   void* out = nullptr; std::int64_t out_s0 = 0, out_s1 = 0, out_s2 = 0;
-  const void* cu_seqlens = nullptr; int cu_dt = kI32; std::int64_t cu_s0 = 0;  // null: one sequence
+  const void* cu_seqlens = nullptr; int cu_dt = kI32; std::int64_t cu_s0 = 0;
   std::int64_t T = 0, N = 0, H = 0, HV = 0, G = 1, K = 0, V = 0, vtile = 0, n_vtiles = 0;
   float scale = 0.f, lower_bound = 0.f;
   int has_lower_bound = 0, l2norm = 0, beta_is_logits = 0;
+  int has_g = 0;      // 0: the raw gate a + dt_bias + A_log (kda.md A.3)
+  int has_init = 0;   // 0: the state starts at zero
+  int has_final = 0;  // 0: the state is not stored
+  int has_cu = 0;     // 0: the whole batch is one sequence of T tokens
 };
 
 }  // namespace kparity::kernels::kda

@@ -50,6 +50,8 @@ Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const Laun
   put3(a.q, p.q, p.q_dt, p.q_s0, p.q_s1, p.q_s2);
   put3(a.k, p.k, p.k_dt, p.k_s0, p.k_s1, p.k_s2);
   put3(a.v, p.v, p.v_dt, p.v_s0, p.v_s1, p.v_s2);
+  // Presence travels as has_* flags (params.hpp): an empty tensor's data pointer may be null.
+  p.has_g = a.g.has_value();
   if (a.g) {
     if (Status s = fl("g", *a.g); !s.ok()) return s;
     put3(*a.g, p.g, p.g_dt, p.g_s0, p.g_s1, p.g_s2);
@@ -74,17 +76,20 @@ Status prepare_recurrent(const RecurrentArgs& a, cudaStream_t stream, const Laun
   if (a.initial_state) {
     if (Status s = fl("initial_state", *a.initial_state); !s.ok()) return s;
     const TensorView& t = *a.initial_state;
+    p.has_init = 1;
     p.init = t.data; p.init_dt = dt_code(t.dtype);
     p.init_s0 = t.strides[0]; p.init_s1 = t.strides[1]; p.init_s2 = t.strides[2]; p.init_s3 = t.strides[3];
   }
   if (a.final_state) {
     if (Status s = fl("final_state", *a.final_state); !s.ok()) return s;
     const TensorView& t = *a.final_state;
+    p.has_final = 1;
     p.final_state = t.data; p.fin_dt = dt_code(t.dtype);
     p.fin_s0 = t.strides[0]; p.fin_s1 = t.strides[1]; p.fin_s2 = t.strides[2]; p.fin_s3 = t.strides[3];
   }
   p.out = a.out.data; p.out_s0 = a.out.strides[0]; p.out_s1 = a.out.strides[1]; p.out_s2 = a.out.strides[2];
   if (a.cu_seqlens) {
+    p.has_cu = 1;
     p.cu_seqlens = a.cu_seqlens->data; p.cu_dt = dt_code(a.cu_seqlens->dtype); p.cu_s0 = a.cu_seqlens->strides[0];
     p.N = a.cu_seqlens->sizes[0] - 1;
   } else {

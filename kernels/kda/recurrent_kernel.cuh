@@ -54,8 +54,8 @@ recurrent_kernel(const RecurrentParams p) {
   const std::int64_t hv = nh % p.HV, n = nh / p.HV, h = hv / p.G, v0 = vt * VT;
   // Sequence n is tokens [cu_seqlens[n], cu_seqlens[n + 1]) (FLA's varlen convention); without
   // cu_seqlens the whole batch is one sequence. An empty sequence passes the state through.
-  const std::int64_t bos = p.cu_seqlens ? ld_index(p.cu_seqlens, p.cu_dt, n * p.cu_s0) : 0;
-  const std::int64_t eos = p.cu_seqlens ? ld_index(p.cu_seqlens, p.cu_dt, (n + 1) * p.cu_s0) : p.T;
+  const std::int64_t bos = p.has_cu ? ld_index(p.cu_seqlens, p.cu_dt, n * p.cu_s0) : 0;
+  const std::int64_t eos = p.has_cu ? ld_index(p.cu_seqlens, p.cu_dt, (n + 1) * p.cu_s0) : p.T;
 
   const int warp = tid / 32, lane = tid % 32;
   const int rig = lane / Lay::kLanes, lir = lane % Lay::kLanes;  // row in the warp, lane in the row
@@ -71,14 +71,14 @@ recurrent_kernel(const RecurrentParams p) {
       for (int e = 0; e < Lay::kV; ++e) {
         const int k = Lay::channel(lir, ch, e);
         st[u][ch * Lay::kV + e] =
-            (p.init && j[u] < VT)  // absent initial_state: zeros, as the reference
+            (p.has_init && j[u] < VT)  // absent initial_state: zeros, as the reference
                 ? ld_any(p.init, p.init_dt, n * p.init_s0 + hv * p.init_s1 + (v0 + j[u]) * p.init_s2 + k * p.init_s3)
                 : 0.f;
       }
   }
   // A.3: A_log is per value head, so it is loaded once, not per token. With a precomputed g (FLA's
   // log-decay input) the gate is not evaluated at all.
-  const float A_log = p.g ? 0.f : ld_any(p.A_log, p.A_dt, hv * p.A_s0);
+  const float A_log = p.has_g ? 0.f : ld_any(p.A_log, p.A_dt, hv * p.A_s0);
   for (std::int64_t t = bos; t < eos; ++t) {
     // --- staging: the token's per-channel values, shared by every row of the tile ---
     float ssq = 0.f, ssk = 0.f;  // this thread's part of the sums of squares (A.5 item 1)
@@ -86,7 +86,7 @@ recurrent_kernel(const RecurrentParams p) {
       const float q = ld_any(p.q, p.q_dt, t * p.q_s0 + h * p.q_s1 + k * p.q_s2);
       const float kk = ld_any(p.k, p.k_dt, t * p.k_s0 + h * p.k_s1 + k * p.k_s2);
       float g;
-      if (p.g) {
+      if (p.has_g) {
         g = ld_any(p.g, p.g_dt, t * p.g_s0 + hv * p.g_s1 + k * p.g_s2);
       } else {  // A.3 items 1-4: bias added before the activation, softplus or bounded form
         const float x = ld_any(p.a, p.a_dt, t * p.a_s0 + hv * p.a_s1 + k * p.a_s2) +
@@ -156,7 +156,7 @@ recurrent_kernel(const RecurrentParams p) {
   }
   // The state is rounded only here, into final_state's dtype (the reference keeps it in R between
   // tokens too).
-  if (!p.final_state) return;
+  if (!p.has_final) return;
 #pragma unroll
   for (int u = 0; u < kU; ++u) {
     if (j[u] >= VT) continue;

@@ -95,7 +95,7 @@ Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t strea
   p.k_cache = k.data; p.k_s0 = k.strides[0]; p.k_s1 = k.strides[1]; p.k_s2 = k.strides[2]; p.k_s3 = k.strides[3];
   p.g_cache = static_cast<float*>(g.data); p.g_s0 = g.strides[0]; p.g_s1 = g.strides[1]; p.g_s2 = g.strides[2]; p.g_s3 = g.strides[3];
   p.write_pos = static_cast<const std::int32_t*>(a.write_pos.data); p.wp_s0 = a.write_pos.strides[0];
-  if (a.force_flush) { p.force_flush = static_cast<const std::int32_t*>(a.force_flush->data); p.ff_s0 = a.force_flush->strides[0]; }
+  if (a.force_flush) { p.has_force_flush = 1; p.force_flush = static_cast<const std::int32_t*>(a.force_flush->data); p.ff_s0 = a.force_flush->strides[0]; }
   p.L = d.sizes[2];
   p.beta_round_dt = a.beta_rounding == kparity::kda::BetaRounding::through_b_dtype && a.b.dtype != DType::f32
                         ? dt_code(a.b.dtype) : -1;

@@ -113,7 +113,7 @@ replayssm_decode_kernel(const ReplayParams p) {
   // used only for non-padding rows, as B.2.3 requires.
   const std::int64_t s = ld_index_raw(in.idx, in.idx_dt, b * in.idx_s0);
   const std::int64_t c = ld_s32(p.write_pos + b * p.wp_s0);
-  const std::int64_t ff = p.force_flush != nullptr ? ld_s32(p.force_flush + b * p.ff_s0) : 0;
+  const std::int64_t ff = p.has_force_flush ? ld_s32(p.force_flush + b * p.ff_s0) : 0;
   const char* qkv = static_cast<const char*>(in.qkv);
   const std::int64_t qrow = b * in.qkv_s0;
   // Token inputs as raw bits: converted after the state and ring loads are issued (ld_raw).

@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
   const bool writes_stats = ds == 0 && (lane & 3) == 0;  // one thread per row
   const auto acc = [&](int n, int e) -> float& { return o[n][e]; };
 
-  if (p.ws_acc != nullptr) {  // split-K: raw partials, the combine kernel folds the sink in
+  if (p.splits > 1) {  // split-K: raw partials, the combine kernel folds the sink in
     dev::store_partials<G::NTO>(p, acc, st, split, t, hr0, cbase, D, writes_stats);
     return;
   }
@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
     sQ[orow * G::LD + c + 1] = Op::from_f(v0.y);
     sQ[(orow + 8) * G::LD + c + 1] = Op::from_f(v1.y);
   }
-  if (p.lse != nullptr && writes_stats) dev::store_lse(p, t, hr0, f0.lse, f1.lse);
+  if (p.has_lse && writes_stats) dev::store_lse(p, t, hr0, f0.lse, f1.lse);
   __syncthreads();
   dev::store_out_tile<T, HT, G::CPR, G::LD, kThreads>(p, sQ, tid, t, h0, D);
 }
@@ -281,7 +281,7 @@ __global__ void __launch_bounds__(kCombineThreads) sparse_combine_kernel(const A
     for (int s = 0; s < S; ++s) acc += p.ws_acc[((s * p.T + t) * p.H + h) * p.D + d] * w[s];
     static_cast<T*>(p.out)[t * p.out_st + h * p.out_sh + d * p.out_sd] = dev::MmaOp<T>::from_f(f(acc));
   }
-  if (i == 0 && p.lse != nullptr) p.lse[t * p.lse_st + h * p.lse_sh] = stat[3];
+  if (i == 0 && p.has_lse) p.lse[t * p.lse_st + h * p.lse_sh] = stat[3];
 }
 
 }  // namespace kparity::kernels::sparse

@@ -1,6 +1,9 @@
 #pragma once
 // POD kernel parameters (style habit 6): raw pointers, int64 element strides and dtype codes
 // (common/dtype_code.hpp), no tensor or CUDA type, so the host launchers fill it without nvcc.
+// Whether an optional source or output is there is its own flag, set by the launcher, never a
+// pointer's nullness: an empty tensor (no extend keys, T = 0) may have a null data pointer
+// (PyTorch and DLPack give one), as the KDA params say too (kda/params.hpp).
 #include <cstdint>
 
 #include "common/dtype_code.hpp"
@@ -14,13 +17,15 @@ inline constexpr int kMaxSplits = 128;
 struct AttnParams {
   const void* q = nullptr;  std::int64_t q_st = 0, q_sh = 0, q_sd = 0;
   // Source 0 is unified_kv (prefix), source 1 is kv (extend; null for decode).
+  int has_extend = 0;  // source 1 is there (prefill)
   const void* src[2] = {nullptr, nullptr};  std::int64_t src_sr[2] = {0, 0}, src_sd[2] = {0, 0};
   const void* idx[2] = {nullptr, nullptr};  int idx_dt[2] = {kI32, kI32};  std::int64_t idx_s[2] = {0, 0};
   const void* ptr[2] = {nullptr, nullptr};  int ptr_dt[2] = {kI32, kI32};  std::int64_t ptr_s[2] = {0, 0};
   const void* sink = nullptr;  int sink_dt = kF32;  std::int64_t sink_s = 0;
   void* out = nullptr;  std::int64_t out_st = 0, out_sh = 0, out_sd = 0;
-  float* lse = nullptr;  std::int64_t lse_st = 0, lse_sh = 0;  // null: no LSE
-  // Split-K partials (null: single pass): acc [splits, T, H, D], ml [splits, T, H, 2] (max, sum).
+  float* lse = nullptr;  std::int64_t lse_st = 0, lse_sh = 0;
+  int has_lse = 0;  // the LSE is stored (return_lse)
+  // Split-K partials (used when splits > 1): acc [splits, T, H, D], ml [splits, T, H, 2] (max, sum).
   float* ws_acc = nullptr;  float* ws_ml = nullptr;
   std::int64_t T = 0, H = 0, D = 0;
   std::int64_t n_head_tiles = 0, splits = 1;

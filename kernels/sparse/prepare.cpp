@@ -90,6 +90,7 @@ Status make_plan(std::string_view op, std::string_view id, const OpViews& v, con
   for (int s = 0; s < 2; ++s) {
     if (v.src[s] == nullptr) continue;
     const TensorView& kv = *v.src[s];
+    if (s == 1) p.has_extend = 1;
     p.src[s] = kv.data, p.src_sr[s] = kv.stride(0), p.src_sd[s] = kv.stride(1);
     if (kv.numel() > 0 && !vec_ok(kv, D, {0})) p.vec_kv = 0;
     p.idx[s] = v.idx[s]->data, p.idx_dt[s] = dt_code(v.idx[s]->dtype), p.idx_s[s] = v.idx[s]->stride(0);
@@ -99,7 +100,7 @@ Status make_plan(std::string_view op, std::string_view id, const OpViews& v, con
   p.sink = sink.data, p.sink_dt = dt_code(sink.dtype), p.sink_s = sink.stride(0);
   p.out = out.data, p.out_st = out.stride(0), p.out_sh = out.stride(1), p.out_sd = out.stride(2);
   p.vec_out = vec_ok(out, D, {0, 1});
-  if (v.lse != nullptr) p.lse = static_cast<float*>(v.lse->data), p.lse_st = v.lse->stride(0), p.lse_sh = v.lse->stride(1);
+  if (v.lse != nullptr) p.has_lse = 1, p.lse = static_cast<float*>(v.lse->data), p.lse_st = v.lse->stride(0), p.lse_sh = v.lse->stride(1);
   p.T = T, p.H = H, p.D = D;
   p.n_head_tiles = (H + ht - 1) / ht;
   p.splits = 1;

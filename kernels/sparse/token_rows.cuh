@@ -46,7 +46,7 @@ __device__ __forceinline__ TokenSpans token_spans(const AttnParams& p, long long
   TokenSpans sp;
   sp.pb = ld_int(p.ptr[0], p.ptr_dt[0], t * p.ptr_s[0]);
   sp.np = max(0LL, ld_int(p.ptr[0], p.ptr_dt[0], (t + 1) * p.ptr_s[0]) - sp.pb);
-  if (p.ptr[1] != nullptr) {
+  if (p.has_extend) {
     sp.eb = ld_int(p.ptr[1], p.ptr_dt[1], t * p.ptr_s[1]);
     sp.ne = max(0LL, ld_int(p.ptr[1], p.ptr_dt[1], (t + 1) * p.ptr_s[1]) - sp.eb);
   }

@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
   const bool writes_stats = wg == 0 && (lane & 3) == 0;  // one thread per row
   const auto acc = [&](int n, int e) -> float& { return o[4 * n + e]; };
 
-  if (p.ws_acc != nullptr) {  // split-K: raw partials, the combine kernel folds the sink in
+  if (p.splits > 1) {  // split-K: raw partials, the combine kernel folds the sink in
     dev::store_partials<32>(p, acc, st, split, t, hr0, cbase, D, writes_stats);
     return;
   }
@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
     *reinterpret_cast<std::uint32_t*>(sO + orow * kWgOutLd + c) = Op::pack(v0.x, v0.y);
     *reinterpret_cast<std::uint32_t*>(sO + (orow + 8) * kWgOutLd + c) = Op::pack(v1.x, v1.y);
   }
-  if (p.lse != nullptr && writes_stats) dev::store_lse(p, t, hr0, f0.lse, f1.lse);
+  if (p.has_lse && writes_stats) dev::store_lse(p, t, hr0, f0.lse, f1.lse);
   __syncthreads();
   dev::store_out_tile<T, kWgHeads, kWgChunks, kWgOutLd, kWgThreads>(p, sO, tid, t, h0, D);
 #else

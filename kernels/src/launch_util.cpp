@@ -41,10 +41,17 @@ int sm_count() {
 
 cudaError_t mirror_to_host(const TensorView& t, HostMirror& m, cudaStream_t stream) {
   m.view = t;
-  if (!t.device.is_cuda() || t.data == nullptr) return cudaSuccess;
+  if (!t.device.is_cuda()) return cudaSuccess;
+  if (t.numel() == 0) {
+    // Nothing to read, and the data pointer may be null (PyTorch and DLPack give an empty tensor
+    // none): a host view like the mirrors beside it, so the deep pass sees one device throughout.
+    m.view.device = Device::cpu();
+    return cudaSuccess;
+  }
+  if (t.data == nullptr) return cudaSuccess;
   const auto [lo, hi] = t.offset_range();
   const std::size_t es = t.element_size();
-  const std::size_t n = t.numel() == 0 ? 0 : static_cast<std::size_t>(hi - lo + 1) * es;
+  const std::size_t n = static_cast<std::size_t>(hi - lo + 1) * es;
   m.bytes.assign(n, std::byte{0});
   if (n) {
     const auto* src = static_cast<const char*>(t.data) + lo * static_cast<std::int64_t>(es);
