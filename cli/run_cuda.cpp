@@ -33,47 +33,6 @@ const Found& found() {
   return f;
 }
 
-// The differential rule's floor comes from the op's fuzz spec; without one it is 2 * err_f alone.
-fuzz::OpFuzzSpec spec_of(std::string_view op) {
-  try {
-    return fuzz::spec_for(op);
-  } catch (const std::invalid_argument&) {
-    fuzz::OpFuzzSpec s;
-    s.op = std::string(op);
-    return s;
-  }
-}
-
-fuzz::Call call_of(const ops::Dump& dump, const ArgBag& inputs) {
-  fuzz::Call c;
-  c.op = std::string(dump.op->op);
-  for (const auto& [name, v] : inputs.tensors) {
-    Tensor t(v.dtype, v.shape());
-    t.copy_from(v);
-    c.tensors.emplace(name, std::move(t));
-  }
-  c.scalars = inputs.scalars;
-  c.flags = inputs.flags;
-  c.written = dump.op->written_by(inputs);
-  for (auto name : dump.op->pure_outputs())
-    if (std::find(c.written.begin(), c.written.end(), name) != c.written.end()) c.pure_outputs.emplace_back(name);
-  c.options = ValidateOptions::strict(Entry::reference);  // as the dump was validated
-  return c;
-}
-
-void print_rule(const fuzz::DifferentialResult& r) {
-  std::printf("  against the oracle (differential rule: max|b - o| <= max(2*max|f - o|, floor)):\n");
-  for (const auto& e : r.tensors) {
-    if (e.mismatch) {
-      std::printf("    %-14s FAIL  %s\n", e.name.c_str(), e.worst.c_str());
-      continue;
-    }
-    std::printf("    %-14s |b-o| %.3e  bound %.3e (2*|f-o| %.3e, floor %.1e)  %s\n", e.name.c_str(), e.backend, e.bound,
-                2.0 * e.faithful, e.floor, e.pass ? "PASS" : "FAIL");
-  }
-  if (!r.pass) std::printf("    worst: %s\n", r.detail.c_str());
-}
-
 }  // namespace
 
 CudaAvailability cuda_availability() {
@@ -90,7 +49,7 @@ bool cuda_implements(std::string_view op) {
 int run_cuda(const ops::Dump& dump, const ArgBag& inputs, const RunOptions& o, bool several) {
   const fuzz::Backend& cuda = found().backends.front();
   std::printf("cuda:\n");
-  const fuzz::Call call = call_of(dump, inputs);
+  const fuzz::Call call = fuzz_call_of(dump, inputs);
   fuzz::Call b;
   try {
     b = fuzz::run_backend(call, cuda);
@@ -112,13 +71,13 @@ int run_cuda(const ops::Dump& dump, const ArgBag& inputs, const RunOptions& o, b
   // The two references of the rule; the dump passed their contract, so a throw here is internal.
   const fuzz::Call oracle = fuzz::run_oracle(call);
   const fuzz::Call faithful = fuzz::run_faithful(call);
-  const fuzz::DifferentialResult rule = fuzz::judge(call, oracle, faithful, b, spec_of(call.op));
-  print_rule(rule);
+  const fuzz::DifferentialResult rule = fuzz::judge(call, oracle, faithful, b, rule_spec(call.op));
+  print_rule("against the oracle (differential rule: max|b - o| <= max(2*max|f - o|, floor, a-priori)):", "b-o", rule);
   int status = rule.pass ? kExitOk : kExitMismatch;
 
   BackendResults results;
   for (const auto& name : call.written) add_result(results, name, b.at(name).view(), out_dtype(o));
-  status = std::max(status, compare_expected(dump, results, o));
+  status = std::max(status, compare_expected(dump, inputs, results, o));
   return std::max(status, write_results(result_path(o, "cuda", several), results, dump, o, "cuda"));
 }
 

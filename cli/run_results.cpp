@@ -7,6 +7,14 @@
 #include "kparity/core/safetensors.hpp"
 #include "kparity/ops/compare.hpp"
 
+#ifdef KPARITY_HAVE_FUZZ
+#include <algorithm>
+
+#include "kparity/fuzz/backends/reference.hpp"
+#include "kparity/fuzz/corpus/corpus.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#endif
+
 #ifndef KPARITY_VERSION
 #define KPARITY_VERSION "unknown"
 #endif
@@ -30,8 +38,102 @@ void add_result(BackendResults& r, const std::string& name, const TensorView& v,
   }
 }
 
-int compare_expected(const ops::Dump& dump, const BackendResults& r, const RunOptions& o) {
+#ifdef KPARITY_HAVE_FUZZ
+namespace {
+
+// expected.* that are kparity's saved oracle results, judged as the oracle itself would be used
+// (issue 23 item 3): the saved values take the oracle's place in the differential rule, so a call
+// whose dot products cancel gets the bound its conditioning allows instead of a fixed atol/rtol
+// (on the 2^100 conditioning corpus dumps a kernel 1.2e30 from an expected 8.4e23 is inside what
+// fp32 allows there, 2.5e30).
+int judge_expected(const ops::Dump& dump, const ArgBag& inputs, const BackendResults& r) {
+  std::printf("  against expected.* (kparity's saved oracle results: the differential rule with them in the "
+              "oracle's place, max|b - e| <= max(2*max|f - e|, floor, a-priori)):\n");
+  fuzz::Call input = fuzz_call_of(dump, inputs);
+  int status = kExitOk;
+  std::vector<std::string> judged;
+  for (const auto& name : input.written) {
+    if (!dump.expected.count(name)) continue;
+    if (!r.tensors.count(name)) {
+      std::printf("    %-14s FAIL  the run wrote no `%s`\n", name.c_str(), name.c_str());
+      status = kExitMismatch;
+      continue;
+    }
+    judged.push_back(name);
+  }
+  if (judged.empty()) return status;
+  fuzz::Call saved = input, got = input;
+  for (const auto& name : judged) {
+    saved.tensors.insert_or_assign(name, *dump.expected.at(name));
+    const TensorView& v = r.tensors.at(name);
+    Tensor t(v.dtype, v.shape());
+    t.copy_from(v);
+    got.tensors.insert_or_assign(name, std::move(t));
+  }
+  try {
+    const fuzz::Call faithful = fuzz::run_faithful(input);
+    input.written = judged;
+    const fuzz::DifferentialResult rule = fuzz::judge(input, saved, faithful, got, rule_spec(input.op));
+    print_rule(nullptr, "b-e", rule);
+    return std::max(status, rule.pass ? kExitOk : kExitMismatch);
+  } catch (const std::exception& e) {  // the dump passed its contract: a throw here is ours
+    std::fprintf(stderr, "kparity: internal error: the faithful reference for the expected.* rule: %s\n", e.what());
+    return kExitInternal;
+  }
+}
+
+}  // namespace
+
+fuzz::OpFuzzSpec rule_spec(std::string_view op) {
+  try {
+    return fuzz::spec_for(op);
+  } catch (const std::invalid_argument&) {  // no fuzz spec: no floor, the rule is 2 * err_f and the a-priori term
+    fuzz::OpFuzzSpec s;
+    s.op = std::string(op);
+    return s;
+  }
+}
+
+fuzz::Call fuzz_call_of(const ops::Dump& dump, const ArgBag& inputs) {
+  fuzz::Call c;
+  c.op = std::string(dump.op->op);
+  for (const auto& [name, v] : inputs.tensors) {
+    Tensor t(v.dtype, v.shape());
+    t.copy_from(v);
+    c.tensors.emplace(name, std::move(t));
+  }
+  c.scalars = inputs.scalars;
+  c.flags = inputs.flags;
+  c.written = dump.op->written_by(inputs);
+  for (auto name : dump.op->pure_outputs())
+    if (std::find(c.written.begin(), c.written.end(), name) != c.written.end()) c.pure_outputs.emplace_back(name);
+  c.options = ValidateOptions::strict(Entry::reference);  // as the dump was validated
+  return c;
+}
+
+void print_rule(const char* header, const char* diff, const fuzz::DifferentialResult& r) {
+  if (header != nullptr) std::printf("  %s\n", header);
+  const char other = diff[2];  // 'o' or 'e': the side that stands for the exact result
+  for (const auto& e : r.tensors) {
+    if (e.mismatch) {
+      std::printf("    %-14s FAIL  %s\n", e.name.c_str(), e.worst.c_str());
+      continue;
+    }
+    std::printf("    %-14s |%s| %.3e  bound %.3e (2*|f-%c| %.3e, floor %.1e, a-priori %.3e)  %s\n", e.name.c_str(), diff,
+                e.backend, e.bound, other, 2.0 * e.faithful, e.floor, e.apriori, e.pass ? "PASS" : "FAIL");
+  }
+  if (!r.pass) std::printf("    worst: %s\n", r.detail.c_str());
+}
+#endif
+
+int compare_expected(const ops::Dump& dump, const ArgBag& inputs, const BackendResults& r, const RunOptions& o) {
   if (dump.expected.empty()) return kExitOk;
+#ifdef KPARITY_HAVE_FUZZ
+  if (!o.atol && fuzz::expected_origin(dump.file.metadata) == fuzz::ExpectedOrigin::oracle)
+    return judge_expected(dump, inputs, r);
+#else
+  (void)inputs;  // without the fuzz harness there is no differential rule: every expected.* is elementwise
+#endif
   int status = kExitOk;
   std::printf("  against expected.* (|got - expected| <= atol + rtol*|expected|):\n");
   for (const auto& [name, exp] : dump.expected) {

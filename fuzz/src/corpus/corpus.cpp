@@ -48,7 +48,30 @@ bool accepted(const std::string& op, const ArgBag& bag, const ValidateOptions& o
   }
 }
 
+// The replay's finding when the saved expected.* break the rule against today's oracle: what was
+// compared, by which rule, and what that means for where they came from (issue 23 item 6: a dump
+// holding an upstream kernel's outputs was told "today's oracle moved away", which presumed them
+// to be kparity's own oracle results).
+std::string expected_finding(ExpectedOrigin origin, const std::string& detail) {
+  const std::string compared =
+      "the saved expected.* (b below) against today's oracle o, by the differential rule a backend's results "
+      "meet (|b - o| <= max(2*max|f - o|, floor, a-priori), f today's faithful reference): " + detail;
+  if (origin == ExpectedOrigin::oracle)
+    return compared + "; they are the oracle's results from when kparity fuzz saved the dump, so today's oracle no "
+                      "longer reproduces them (a reference change moved it)";
+  return compared + "; they are not marked as kparity's oracle results (kparity.expected), so whatever produced them "
+                    "(an upstream kernel, say) differs from today's oracle by more than the rule allows an "
+                    "implementation on this call, unless they were kparity oracle results and the oracle has changed "
+                    "since";
+}
+
 }  // namespace
+
+ExpectedOrigin expected_origin(const std::map<std::string, std::string>& metadata) {
+  if (auto it = metadata.find("kparity.expected"); it != metadata.end())
+    return it->second == "oracle" ? ExpectedOrigin::oracle : ExpectedOrigin::unknown;
+  return metadata.count("kparity.property") ? ExpectedOrigin::oracle : ExpectedOrigin::unknown;
+}
 
 void write_call(const Call& call, const std::string& path, const Call* expected,
                 const std::map<std::string, std::string>& info) {
@@ -75,12 +98,15 @@ std::string save_call(const Call& call, const std::string& dir, const std::strin
     // A call the reference rejects is still worth keeping (a hostile property's counterexample);
     // it is saved without expected.* tensors.
   }
-  write_call(call, path, expected ? &*expected : nullptr, info);
+  std::map<std::string, std::string> meta = info;
+  if (expected) meta["expected"] = "oracle";  // expected_origin() reads it back
+  write_call(call, path, expected ? &*expected : nullptr, meta);
   return path;
 }
 
-Call load_call(const std::string& path, std::map<std::string, Tensor>* expected) {
+Call load_call(const std::string& path, std::map<std::string, Tensor>* expected, ExpectedOrigin* origin) {
   const ops::Dump d = ops::load_dump(path);
+  if (origin != nullptr) *origin = expected_origin(d.file.metadata);
   Call c;
   c.op = std::string(d.op->op);
   if (auto it = d.file.metadata.find("kparity.deep"); it != d.file.metadata.end()) c.options.deep = it->second != "false";
@@ -137,8 +163,9 @@ ReplayOutcome replay_file(const std::string& path, const std::vector<Backend>& b
   };
   Call c;
   std::map<std::string, Tensor> expected;
+  ExpectedOrigin origin = ExpectedOrigin::unknown;
   try {
-    c = load_call(path, &expected);
+    c = load_call(path, &expected, &origin);
   } catch (const std::exception& e) {
     problem(std::string("cannot load: ") + e.what());
     return r;
@@ -162,8 +189,9 @@ ReplayOutcome replay_file(const std::string& path, const std::vector<Backend>& b
 
     const OpFuzzSpec spec = spec_or_bare(c.op);
     if (!expected.empty()) {
-      // The saved oracle results, judged as if a backend had produced them: a reference change
-      // that moves today's oracle away from them by more than the rule allows is a regression.
+      // The saved results, judged as if a backend had produced them: kparity's own saved oracle
+      // results that today's oracle no longer meets are a regression of the reference; anything
+      // else saved there is an implementation that breaks the rule on this call.
       Call saved = c;
       for (const auto& name : c.written) {
         auto it = expected.find(name);
@@ -174,7 +202,7 @@ ReplayOutcome replay_file(const std::string& path, const std::vector<Backend>& b
         saved.tensors.insert_or_assign(name, it->second);
       }
       const DifferentialResult d = judge(c, o1, f1, saved, spec);
-      if (!d.pass && !harness_mutant(HarnessMutant::replay_ignores_expected)) problem("today's oracle moved away from the saved expected.*: " + d.detail);
+      if (!d.pass && !harness_mutant(HarnessMutant::replay_ignores_expected)) problem(expected_finding(origin, d.detail));
       else r.checks.push_back("expected");
     }
     for (const auto& b : backends) {
