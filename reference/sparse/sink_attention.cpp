@@ -1,5 +1,11 @@
 // Softmax over the selected keys plus a zero-value sink logit (spec sparse_attention.md C.1, C.3,
 // C.5, C.6). Mirrors the finalisation of sglang's unified_kv_kernels/paged_prefill.py.
+//
+// Layout of this file: the degenerate-head rules (C.3) first, in one place for both precisions and
+// every path; then the faithful model; then the oracle, whose sums take the fast paths of issue 25
+// (exact_logits.hpp for q.k, exact_lanes.hpp for P.V) where they apply and the per-sum exact path
+// (exact_sum.hpp) where they do not. Either way every oracle sum is the exact one rounded once, so
+// the paths give the same bits.
 #include "sink_attention.hpp"
 
 #include <algorithm>
@@ -11,8 +17,11 @@
 #include <string>
 #include <type_traits>
 
+#include "exact_logits.hpp"
 #include "kparity/core/dtype.hpp"
 #include "kparity/reference/accumulate.hpp"
+#include "kparity/reference/elements.hpp"
+#include "kparity/reference/exact_lanes.hpp"
 #include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::reference::sparse::detail {
@@ -21,168 +30,333 @@ namespace {
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 
-// F = double: oracle. Every sum is exact and rounded once (exact_sum.hpp): the dot q.k_j, the logit
-// dot * scale + shift (one fma), the exponent l_j - M as q.(k_j - k_max) (below), Z = sum of the
-// weights plus the sink's, and each channel of P.V;
-// exp, log and the division are correctly rounded or faithful libm fp64 (the weights' relative error
-// ~1e-16 is 2^-29 times below anything the rule allows a fp32 backend). F = float: faithful (fp32
-// arithmetic in index order; weights rounded to the storage dtype for P.V only, C.4 item 4).
+// ---- The degenerate heads (C.3), in one place ----------------------------------------------------
+// What a head writes when its softmax has no ordinary value: `fill` into every channel of out and
+// `lse` into lse. Both precisions and both oracle paths decide through these two functions only.
+
+// Upstream's convention (docs/upstream_conventions.md, measured on the H200 against sglang's
+// paged_prefill.py and paged_decode.py): tl.max drops NaN, so a NaN logit (NaN in q or in a selected
+// row, 0 * inf) or a NaN sink reaches only the denominator, Z = ... + exp(NaN) is NaN, and their
+// finalisation `where(l > 0, acc * alpha / max(l, 1e-30), 0)` writes exact zeros. A +inf sink or
+// logit: Z = ... + exp(inf - inf) is NaN, the same zeros. lse: -inf, as C.6's `Z > 0 ? M + ln Z :
+// -inf` says ([inference]: the measured sglang commits have no return_lse).
+
+// Before any sum: a +inf or NaN sink or a NaN logit. Decided early so the oracle's exponent pass
+// never sees a NaN logit; the result is what the Z > 0 test below would give.
 template <class F>
-void attend(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
-  const bool faithful = std::is_same_v<F, float>;
-  const bool two = faithful && a.base == ExpBase::two;
+bool degenerate_before_sums(F sigma, bool any_nan, double& fill, F& lse) {
+  if (sigma != std::numeric_limits<F>::infinity() && !any_nan) return false;
+  fill = 0.0, lse = -std::numeric_limits<F>::infinity();
+  return true;
+}
+
+// After the weights' sum Z: the kernel normalises only when Z > 0. Z = 0 (no key and a -inf sink, or
+// every weight underflowed) or NaN (a +inf logit: inf - inf) gives zeros, lse -inf. A selected row
+// whose logit is -inf keeps weight 0; its non-finite columns give 0 * inf = NaN only when Z > 0. With
+// Z = 0 sglang's prefill writes 0 and so does kparity (its decode writes NaN there: an upstream
+// inconsistency, docs/upstream_conventions.md).
+template <class F>
+bool degenerate_after_sums(F Z, double& fill, F& lse) {
+  if (Z > 0) return false;
+  fill = 0.0, lse = -std::numeric_limits<F>::infinity();
+  return true;
+}
+
+// The kernel's finite seed of the running max: an empty key set must not give -inf - -inf.
+template <class F>
+F max_seed() {
+  return static_cast<F>(-FLT_MAX);
+}
+
+// Stores one head's results: out[t, h, :] from `result` (D values) and lse[t, h]; store() rounds
+// fp64 to the output dtype once (round to nearest even).
+void store_head(const SinkAttention& a, std::int64_t t, std::int64_t h, const double* result, double lse) {
+  const std::int64_t D = a.q.size(2);
+  elements::require_host(a.out);
+  const std::int64_t base = elements::offset_of(a.out, {t, h, std::int64_t{0}});
+  elements::store_run(a.out, base, a.out.strides[2], D, result);
+  if (a.lse) a.lse->store(std::array{t, h}, lse);
+}
+
+// q[t, h, :] of every head, widened: H x D.
+void load_q(const SinkAttention& a, std::int64_t t, std::vector<double>& Q) {
+  const std::int64_t H = a.q.size(1), D = a.q.size(2);
+  Q.resize(static_cast<std::size_t>(H * D));
+  if (H * D == 0) return;
+  for (std::int64_t h = 0; h < H; ++h)
+    elements::load_run(a.q, elements::offset_of(a.q, {t, h, std::int64_t{0}}), a.q.strides[2], D, Q.data() + h * D);
+}
+
+// The sink's logit sigma of head h: widened to fp32 whatever its dtype (B.1), then shifted like an
+// extend row; flat like upstream's pointer arithmetic and the contract's length check.
+template <class F>
+F sink_logit(const SinkAttention& a, std::int64_t h, bool two, F shift) {
+  const float sink32 = static_cast<float>(a.attn_sink.load_flat(h));
+  return two ? static_cast<F>(sink32) * static_cast<F>(kLog2e) + shift : static_cast<F>(sink32) + shift;
+}
+
+// ---- The faithful model --------------------------------------------------------------------------
+// fp32 arithmetic in index order; weights rounded to the storage dtype for P.V only (C.4 item 4).
+void attend_faithful(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
+  using F = float;
+  const bool two = a.base == ExpBase::two;
   const std::int64_t H = a.q.size(1), D = a.q.size(2), n = keys.size();
   const DType storage = a.q.dtype;
   // The kernel receives the scale as an fp32 constant; decode folds log2(e) in on the host first.
   const F scale = static_cast<F>(two ? a.softmax_scale * kLog2e : a.softmax_scale);
   const F shift = static_cast<F>(two ? a.shift * kLog2e : a.shift);
-  const F inf = std::numeric_limits<F>::infinity();
-
-  std::vector<F> qrow(D), s(n), num(D), wv(faithful ? n : 0), dots(faithful ? n : 0);
-  std::vector<double> result(D);
-  // Oracle: the dots q.k_j exact in plain fp64 where short_exact_dot certifies it (exact_sum.hpp;
-  // widened 16-bit inputs mostly are), else exact_sum_of_products: the same rounded-once values.
-  // kdot/abs_dot/lsb/short_ok per key, the rows' lowest bits once per token (every head shares them).
-  std::vector<double> kdot, abs_dot;
-  std::vector<int> row_lsb, lsb;
-  std::vector<unsigned char> short_ok;
-  if constexpr (!faithful) {
-    kdot.resize(n), abs_dot.resize(n), lsb.resize(n), short_ok.resize(n), row_lsb.resize(n);
-    for (std::int64_t j = 0; j < n; ++j) row_lsb[j] = min_lsb_exponent(keys.rows.data() + j * D, D);
-  }
+  std::vector<F> qrow(D), s(n), num(D), wv(n), dots(n);
+  std::vector<double> result(D), Q;
+  load_q(a, t, Q);
   for (std::int64_t h = 0; h < H; ++h) {
-    for (std::int64_t d = 0; d < D; ++d) qrow[d] = static_cast<F>(a.q.load(std::array{t, h, d}));
-    int q_lsb = 0;
-    if constexpr (!faithful) q_lsb = min_lsb_exponent(qrow.data(), D);
-    // The sink is widened to fp32 whatever its dtype (B.1), then shifted like an extend row.
-    // Flat like upstream's pointer arithmetic and the contract's length check: any shape with >= H elements.
-    const float sink32 = static_cast<float>(a.attn_sink.load_flat(h));
-    const F sig = two ? static_cast<F>(sink32) * static_cast<F>(kLog2e) + shift : static_cast<F>(sink32) + shift;
-
+    for (std::int64_t d = 0; d < D; ++d) qrow[d] = static_cast<F>(Q[h * D + d]);
+    const F sig = sink_logit<F>(a, h, two, shift);
     bool any_nan = std::isnan(sig);
-    F M = static_cast<F>(-FLT_MAX);  // the kernel's finite seed: an empty set must not give -inf - -inf
+    F M = max_seed<F>();
     for (std::int64_t j = 0; j < n; ++j) {
       const double* row = keys.rows.data() + j * D;
-      if constexpr (faithful) {
-        dots[j] = faithful_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], static_cast<F>(row[d])}; });
-        s[j] = faithful_madd(dots[j], scale, keys.shifted[j] ? shift : F(0));
-      } else {
-        lsb[j] = q_lsb + row_lsb[j];
-        // The planted oracle fault (planted_fault.hpp) must reach every oracle dot: no short path then.
-        short_ok[j] = planted_fault() != PlantedFault::oracle_plain_sums &&
-                      short_exact_dot(qrow.data(), q_lsb, row, row_lsb[j], D, kdot[j], abs_dot[j]);
-        if (!short_ok[j]) kdot[j] = oracle_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], row[d]}; });
-        s[j] = std::fma(kdot[j], scale, keys.shifted[j] ? shift : 0.0);
-      }
+      dots[j] = faithful_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], static_cast<F>(row[d])}; });
+      s[j] = faithful_madd(dots[j], scale, keys.shifted[j] ? shift : F(0));
       if (std::isnan(s[j])) any_nan = true; else if (s[j] > M) M = s[j];
     }
     if (!std::isnan(sig) && sig > M) M = sig;
-
-    F lse;
-    if (sig == inf || any_nan) {
-      // Upstream's convention (docs/upstream_conventions.md, measured on the H200 against sglang's
-      // paged_prefill.py and paged_decode.py): tl.max drops NaN, so a NaN logit (NaN in q or in a
-      // selected row, 0 * inf) or a NaN sink reaches only the denominator, Z = ... + exp(NaN) is NaN,
-      // and their finalisation `where(l > 0, acc * alpha / max(l, 1e-30), 0)` writes exact zeros.
-      // A +inf sink or logit: Z = ... + exp(inf - inf) is NaN, the same zeros. lse: -inf, as C.6's
-      // `Z > 0 ? M + ln Z : -inf` says ([inference]: the measured sglang commits have no return_lse).
-      // Early, so the oracle's exponent pass never sees a NaN logit; the result is the Z > 0 test's.
-      std::fill(result.begin(), result.end(), 0.0);
-      lse = -inf;
-    } else {
+    double fill = 0.0;
+    F lse = 0;
+    if (!degenerate_before_sums(sig, any_nan, fill, lse)) {
       const F w_sink = two ? std::exp2(sig - M) : std::exp(sig - M);
       // Test-only fault (planted_fault.hpp): the sink's weight leaks into the numerator.
       const bool sink_leaks = planted_fault() == PlantedFault::sink_in_numerator;
-      F Z = 0;
-      if constexpr (faithful) {
-        // The logits become the weights; wv: rounded to the storage dtype for P.V (C.4 item 4).
-        // The fma-exponent control (accumulate.hpp) fuses an unshifted row's exponent,
-        // exp2(qk * scale - m) in one fma, as FlashAttention-style kernels do.
-        const bool fused = accumulation() == Accumulation::fma_exponent;
-        for (std::int64_t j = 0; j < n; ++j) {
-          const F x = fused && !keys.shifted[j] ? std::fma(dots[j], scale, -M) : s[j] - M;
-          s[j] = two ? std::exp2(x) : std::exp(x);
-          wv[j] = static_cast<F>(round_through(static_cast<float>(s[j]), storage));
-        }
-        // The sink's weight folded in once, at the end (C.4 item 5).
-        Z = faithful_sum(n + 1, [&](std::int64_t j) { return std::pair{j < n ? s[j] : w_sink, F(1)}; });
-        for (std::int64_t d = 0; d < D; ++d)
-          num[d] = faithful_sum(n, [&](std::int64_t j) { return std::pair{wv[j], static_cast<F>(keys.rows[j * D + d])}; });
-        if (sink_leaks)
-          for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
-      } else {
-        // The exponents l_j - M when a key holds the max: scale * (exact q.(k_j - k_max), rounded
-        // once) + shift_j - shift_max, so that logits of 1e30 + 2 and 1e30 - 2 still differ by 4
-        // (their fp64 values do not). Against the sink or the finite seed: l_j - M in fp64.
-        // The rounded logits can tie (or, across the two sources, swap) keys whose exact logits
-        // differ: if an exponent comes out positive, the pass repeats around that key.
-        // Non-finite logits (an infinite value in a selected row) keep C.3's fp64 semantics:
-        // exp(inf - inf) is NaN, exp(-inf - M) is 0.
-        std::int64_t jmax = -1;
-        for (std::int64_t j = 0; j < n && jmax < 0 && std::isfinite(M); ++j)
-          if (s[j] == M) jmax = j;
-        std::vector<double> x(n);
-        for (int pass = 0; pass < 2 && jmax >= 0; ++pass) {
-          std::int64_t next = jmax;
-          x[jmax] = 0.0;
-          for (std::int64_t j = 0; j < n; ++j) {
-            if (!std::isfinite(s[j])) {
-              x[j] = s[j] - M;
-              continue;
-            }
-            const double* row = keys.rows.data() + j * D;
-            const double* top = keys.rows.data() + jmax * D;
-            // Both dots exact in fp64 and their terms together certified (short_exact_dot's
-            // argument on the 2D terms): the difference of the two is the exact one.
-            const bool short_diff = short_ok[j] && short_ok[jmax] &&
-                                    exact_in_fp64(abs_dot[j] + abs_dot[jmax], std::min(lsb[j], lsb[jmax]));
-            const double diff = j == jmax ? 0.0
-                                : short_diff ? kdot[j] - kdot[jmax]
-                                             : oracle_sum(2 * D, [&](std::int64_t i) {
-                                                 return i < D ? std::pair{qrow[i], row[i]} : std::pair{-qrow[i - D], top[i - D]};
-                                               });
-            const double dshift = (keys.shifted[j] ? shift : 0.0) - (keys.shifted[jmax] ? shift : 0.0);
-            x[j] = std::fma(diff, scale, dshift);
-            if (x[j] > x[next]) next = j;
-          }
-          if (next == jmax) break;
-          jmax = next;
-        }
-        std::vector<double>& w = s;  // the logits become the weights
-        for (std::int64_t j = 0; j < n; ++j) w[j] = std::exp(jmax < 0 ? s[j] - M : x[j]);
-        Z = oracle_sum(n + 1, [&](std::int64_t j) { return std::pair{j < n ? w[j] : w_sink, 1.0}; });
-        for (std::int64_t d = 0; d < D; ++d)
-          num[d] = oracle_sum(n + (sink_leaks ? 1 : 0), [&](std::int64_t j) {
-            return j < n ? std::pair{w[j], keys.rows[j * D + d]} : std::pair{w_sink, 1.0};
-          });
+      // The logits become the weights; wv: rounded to the storage dtype for P.V (C.4 item 4).
+      // The fma-exponent control (accumulate.hpp) fuses an unshifted row's exponent,
+      // exp2(qk * scale - m) in one fma, as FlashAttention-style kernels do.
+      const bool fused = accumulation() == Accumulation::fma_exponent;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const F x = fused && !keys.shifted[j] ? std::fma(dots[j], scale, -M) : s[j] - M;
+        s[j] = two ? std::exp2(x) : std::exp(x);
+        wv[j] = static_cast<F>(round_through(static_cast<float>(s[j]), storage));
       }
-      if (Z > 0) {
+      // The sink's weight folded in once, at the end (C.4 item 5).
+      const F Z = faithful_sum(n + 1, [&](std::int64_t j) { return std::pair{j < n ? s[j] : w_sink, F(1)}; });
+      for (std::int64_t d = 0; d < D; ++d)
+        num[d] = faithful_sum(n, [&](std::int64_t j) { return std::pair{wv[j], static_cast<F>(keys.rows[j * D + d])}; });
+      if (sink_leaks)
+        for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
+      if (!degenerate_after_sums(Z, fill, lse)) {
         const F denom = std::max(Z, static_cast<F>(1e-30));
         for (std::int64_t d = 0; d < D; ++d) result[d] = static_cast<double>(num[d] / denom);
         lse = two ? (M + std::log2(Z)) * static_cast<F>(kLn2) : M + std::log(Z);
-      } else {
-        // Z = 0 (no key and no sink, or every weight 0) or NaN (a +inf logit: exp(inf - inf)): the
-        // kernels' Z > 0 test fails, zeros and lse -inf (upstream convention, see above). A selected
-        // row whose logit is -inf keeps weight 0; its non-finite columns give 0 * inf = NaN only when
-        // Z > 0. With Z = 0 sglang's prefill writes 0 and so does kparity (its decode writes NaN
-        // there: an upstream inconsistency, docs/upstream_conventions.md).
-        std::fill(result.begin(), result.end(), 0.0);
-        lse = -inf;
+        store_head(a, t, h, result.data(), static_cast<double>(lse));
+        continue;
       }
     }
-    // store() rounds fp64 to the output dtype once (round to nearest even).
-    for (std::int64_t d = 0; d < D; ++d) a.out.store(std::array{t, h, d}, result[d]);
-    if (a.lse) a.lse->store(std::array{t, h}, static_cast<double>(lse));
+    std::fill(result.begin(), result.end(), fill);
+    store_head(a, t, h, result.data(), static_cast<double>(lse));
+  }
+}
+
+// ---- The oracle ----------------------------------------------------------------------------------
+// Every sum is exact and rounded once (exact_sum.hpp): the dot q.k_j, the logit dot * scale + shift
+// (one fma), the exponent l_j - M as q.(k_j - k_max) (below), Z = sum of the weights plus the sink's,
+// and each channel of P.V; exp, log and the division are correctly rounded or faithful libm fp64 (the
+// weights' relative error ~1e-16 is 2^-29 times below anything the rule allows a fp32 backend). The
+// oracle computes the same real numbers in both exponent bases.
+
+// The exact dots of one head, from the token's split sums when they apply (exact_logits.hpp), else
+// per key: in plain fp64 where short_exact_dot certifies it, else exact_sum_of_products.
+struct HeadDots {
+  const double* qrow = nullptr;
+  const double* hi = nullptr;  // this head's row of the split sums, or null
+  const double* lo = nullptr;
+  std::vector<double> kdot, abs_dot;
+  std::vector<int> lsb;
+  std::vector<unsigned char> short_ok;
+
+  void compute(const TokenKeys& keys, const RowStats& rs, std::int64_t D) {
+    const std::int64_t n = keys.size();
+    kdot.resize(n), abs_dot.resize(n), lsb.resize(n), short_ok.assign(n, 0);
+    const int q_lsb = hi ? 0 : min_lsb_exponent(qrow, D);
+    for (std::int64_t j = 0; j < n; ++j) {
+      if (hi) {
+        kdot[j] = hi[j] + lo[j];  // the correctly rounded exact dot
+        if (kdot[j] != 0) continue;
+      }
+      // Exact zeros (their sign follows exact_sum.hpp's rule) and everything outside the split.
+      const double* row = keys.rows.data() + j * D;
+      lsb[j] = (hi ? min_lsb_exponent(qrow, D) : q_lsb) + rs.lsb[j];
+      short_ok[j] = oracle_fast_paths() && short_exact_dot(qrow, lsb[j] - rs.lsb[j], row, rs.lsb[j], D, kdot[j], abs_dot[j]);
+      if (!short_ok[j]) kdot[j] = oracle_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], row[d]}; });
+    }
+  }
+  // The exact difference q.k_j - q.k_m, rounded once.
+  double diff(const TokenKeys& keys, std::int64_t D, std::int64_t j, std::int64_t m) const {
+    if (j == m) return 0.0;
+    if (hi && kdot[j] != 0 && kdot[m] != 0) return (hi[j] - hi[m]) + (lo[j] - lo[m]);  // exact_logits.hpp
+    // Both dots exact in fp64 and their terms together certified (short_exact_dot's argument on the
+    // 2D terms): the difference of the two is the exact one.
+    if (!hi && short_ok[j] && short_ok[m] && exact_in_fp64(abs_dot[j] + abs_dot[m], std::min(lsb[j], lsb[m])))
+      return kdot[j] - kdot[m];
+    const double* row = keys.rows.data() + j * D;
+    const double* top = keys.rows.data() + m * D;
+    return oracle_sum(2 * D, [&](std::int64_t i) {
+      return i < D ? std::pair{qrow[i], row[i]} : std::pair{-qrow[i - D], top[i - D]};
+    });
+  }
+};
+
+// P.V of one head, num[d] = sum_j w_j v_jd exactly rounded: the lane kernels over the channels
+// (exact_lanes.hpp) for the keys whose products are all in the transformations' range, a bound for
+// keys whose products are all tiny, exact_sum_of_products for the rest (and for every channel when a
+// key falls between, a weight or value is not finite, or the fast paths are off).
+void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vector<double>& w, std::int64_t D,
+                     double* num) {
+  const std::int64_t n = keys.size();
+  auto exact_channel = [&](std::int64_t d) {
+    return oracle_sum(n, [&](std::int64_t j) { return std::pair{w[j], keys.rows[j * D + d]}; });
+  };
+  bool fast = oracle_fast_paths() && D > 0;
+  std::vector<std::int32_t> idx;
+  std::vector<double> b;
+  double tiny = 0.0;
+  std::size_t tiny_terms = 0;
+  for (std::int64_t j = 0; j < n && fast; ++j) {
+    const double wj = w[j];
+    if (!rs.finite[j] || !std::isfinite(wj)) fast = false;
+    else if (wj == 0 || rs.absmax[j] == 0) continue;  // +-0 products with a zero factor: exact zeros
+    else if (wj * rs.absmax[j] < 0x1p-961) {
+      // Every product of the key below 2^-960: left out, bounded as exact_sum_of_products does.
+      tiny += wj * rs.absmax[j] * (1 + 0x1p-52) + 0x1p-1074;
+      ++tiny_terms;
+    } else if (wj * rs.absmin[j] >= 0x1p-959 && wj * rs.absmax[j] <= 0x1p999) {
+      idx.push_back(static_cast<std::int32_t>(j));
+      b.push_back(wj);
+    } else {
+      fast = false;
+    }
+  }
+  if (!fast) {
+    for (std::int64_t d = 0; d < D; ++d) num[d] = exact_channel(d);
+    return;
+  }
+  std::vector<double> p(D, -0.0), s(D, 0.0), T(D, 0.0);
+  std::vector<unsigned char> ok(D, 1);
+  lanes::dot2(idx.size(), static_cast<std::size_t>(D), keys.rows.data(), static_cast<std::size_t>(D), idx.data(),
+              b.data(), p.data(), s.data(), T.data(), ok.data());
+  const std::size_t m = idx.size() + tiny_terms;
+  for (std::int64_t d = 0; d < D; ++d) {
+    num[d] = lanes::finish(p[d], s[d], T[d], ok[d] != 0, m, tiny * (1 + 0x1p-20), [&] { return exact_channel(d); });
+    // An exact zero's sign follows exact_sum.hpp's rule over every term, skipped ones included.
+    if (num[d] == 0) num[d] = exact_channel(d);
+  }
+}
+
+void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
+  const std::int64_t H = a.q.size(1), D = a.q.size(2), n = keys.size();
+  const double scale = a.softmax_scale, shift = a.shift;
+  std::vector<double> Q, result(D), s(n), x(n), hi, lo;
+  load_q(a, t, Q);
+  RowStats rs;
+  rs.compute(keys);
+  const bool split = oracle_fast_paths() && exact_dots_split(Q.data(), H, D, keys, rs, hi, lo);
+  HeadDots dots;
+  for (std::int64_t h = 0; h < H; ++h) {
+    dots.qrow = Q.data() + h * D;
+    dots.hi = split ? hi.data() + h * n : nullptr;
+    dots.lo = split ? lo.data() + h * n : nullptr;
+    dots.compute(keys, rs, D);
+    const double sig = sink_logit<double>(a, h, false, shift);
+    bool any_nan = std::isnan(sig);
+    double M = max_seed<double>();
+    for (std::int64_t j = 0; j < n; ++j) {
+      s[j] = std::fma(dots.kdot[j], scale, keys.shifted[j] ? shift : 0.0);
+      if (std::isnan(s[j])) any_nan = true; else if (s[j] > M) M = s[j];
+    }
+    if (!std::isnan(sig) && sig > M) M = sig;
+    double fill = 0.0, lse = 0.0;
+    if (!degenerate_before_sums(sig, any_nan, fill, lse)) {
+      const double w_sink = std::exp(sig - M);
+      // Test-only fault (planted_fault.hpp): the sink's weight leaks into the numerator.
+      const bool sink_leaks = planted_fault() == PlantedFault::sink_in_numerator;
+      // The exponents l_j - M when a key holds the max: scale * (exact q.(k_j - k_max), rounded
+      // once) + shift_j - shift_max, so that logits of 1e30 + 2 and 1e30 - 2 still differ by 4
+      // (their fp64 values do not). Against the sink or the finite seed: l_j - M in fp64.
+      // The rounded logits can tie (or, across the two sources, swap) keys whose exact logits
+      // differ: if an exponent comes out positive, the pass repeats around that key.
+      // Non-finite logits (an infinite value in a selected row) keep C.3's fp64 semantics:
+      // exp(inf - inf) is NaN, exp(-inf - M) is 0.
+      std::int64_t jmax = -1;
+      for (std::int64_t j = 0; j < n && jmax < 0 && std::isfinite(M); ++j)
+        if (s[j] == M) jmax = j;
+      for (int pass = 0; pass < 2 && jmax >= 0; ++pass) {
+        std::int64_t next = jmax;
+        x[jmax] = 0.0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          if (!std::isfinite(s[j])) {
+            x[j] = s[j] - M;
+            continue;
+          }
+          const double dshift = (keys.shifted[j] ? shift : 0.0) - (keys.shifted[jmax] ? shift : 0.0);
+          x[j] = std::fma(dots.diff(keys, D, j, jmax), scale, dshift);
+          if (x[j] > x[next]) next = j;
+        }
+        if (next == jmax) break;
+        jmax = next;
+      }
+      std::vector<double>& w = s;  // the logits become the weights
+      for (std::int64_t j = 0; j < n; ++j) w[j] = std::exp(jmax < 0 ? s[j] - M : x[j]);
+      const double Z = oracle_sum(n + 1, [&](std::int64_t j) { return std::pair{j < n ? w[j] : w_sink, 1.0}; });
+      if (sink_leaks) {
+        for (std::int64_t d = 0; d < D; ++d)
+          result[d] = oracle_sum(n + 1, [&](std::int64_t j) {
+            return j < n ? std::pair{w[j], keys.rows[j * D + d]} : std::pair{w_sink, 1.0};
+          });
+      } else {
+        weighted_values(keys, rs, w, D, result.data());
+      }
+      if (!degenerate_after_sums(Z, fill, lse)) {
+        const double denom = std::max(Z, 1e-30);
+        for (std::int64_t d = 0; d < D; ++d) result[d] = result[d] / denom;
+        store_head(a, t, h, result.data(), M + std::log(Z));
+        continue;
+      }
+    }
+    std::fill(result.begin(), result.end(), fill);
+    store_head(a, t, h, result.data(), lse);
   }
 }
 
 }  // namespace
 
+void RowStats::compute(const TokenKeys& k) {
+  const std::int64_t n = k.size(), D = k.D;
+  finite.assign(n, 1), lsb.assign(n, kNoLsb), absmax.assign(n, 0.0), absmin.assign(n, INFINITY), abssum.assign(n, 0.0);
+  all_finite = all_short = true;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double* row = k.rows.data() + j * D;
+    double mx = 0, mn = INFINITY, sum = 0;
+    int l = kNoLsb;
+    bool fin = true, shrt = true;
+    for (std::int64_t d = 0; d < D; ++d) {
+      const double v = row[d], av = std::fabs(v);
+      fin = fin && std::isfinite(v);
+      shrt = shrt && short_value(v);
+      mx = std::max(mx, av);
+      if (av != 0) mn = std::min(mn, av);
+      sum += av;
+      l = std::min(l, lsb_exponent(v));
+    }
+    finite[j] = fin, lsb[j] = l, absmax[j] = mx, absmin[j] = mn, abssum[j] = sum;
+    all_finite = all_finite && fin;
+    all_short = all_short && shrt;
+  }
+}
+
 void TokenKeys::append(const TensorView& src, std::int64_t r, bool shift) {
   if (r < 0 || r >= src.size(0))
     throw std::out_of_range("sparse reference: row " + std::to_string(r) + " outside a source of " +
                             std::to_string(src.size(0)) + " rows");
-  for (std::int64_t d = 0; d < D; ++d) rows.push_back(src.load(std::array{r, d}));
+  const std::size_t at = rows.size();
+  rows.resize(at + static_cast<std::size_t>(D));
+  if (D > 0) elements::load_run(src, elements::offset_of(src, {r, std::int64_t{0}}), src.strides[1], D, rows.data() + at);
   shifted.push_back(shift ? 1 : 0);
 }
 
@@ -198,8 +372,8 @@ Span csr_span(const TensorView& indptr, const TensorView& indices, std::int64_t 
 }
 
 void attend_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
-  if (a.precision == Precision::oracle) attend<double>(a, t, keys);
-  else attend<float>(a, t, keys);
+  if (a.precision == Precision::oracle) attend_oracle(a, t, keys);
+  else attend_faithful(a, t, keys);
 }
 
 }  // namespace kparity::reference::sparse::detail

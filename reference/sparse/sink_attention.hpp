@@ -21,6 +21,19 @@ struct TokenKeys {
   void append(const TensorView& src, std::int64_t r, bool shift);
 };
 
+// What every head of a token reads of its keys, computed once per token (issue 25): per row, whether
+// all its values are finite, the lowest set bit (exact_sum.hpp's lsb_exponent), max |v|, the least
+// non-zero |v| (+inf for a zero row) and sum |v| (fp64, rounded: an estimate, see its users); for the
+// token, whether every value is finite and whether every value has at most 26 significant bits
+// (widened 16-bit and fp32 inputs do: products of two such values are exact in fp64).
+struct RowStats {
+  std::vector<unsigned char> finite;
+  std::vector<int> lsb;
+  std::vector<double> absmax, absmin, abssum;
+  bool all_finite = true, all_short = true;
+  void compute(const TokenKeys& k);
+};
+
 // exp (prefill) or exp2 with log2(e) folded into the scale and sink (decode, F.0 item 4). Only the
 // faithful mode sees the difference; the oracle computes the same real number either way.
 enum class ExpBase { e, two };

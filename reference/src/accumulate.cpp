@@ -3,6 +3,7 @@
 namespace kparity::reference {
 
 constinit thread_local Accumulation detail::t_accumulation = Accumulation::index_order;
+constinit thread_local OracleEvaluation detail::t_oracle_evaluation = OracleEvaluation::fast;
 
 namespace {
 
@@ -37,5 +38,10 @@ AccumulationScope::AccumulationScope(Accumulation a) noexcept : previous_(detail
   detail::t_accumulation = a;
 }
 AccumulationScope::~AccumulationScope() { detail::t_accumulation = previous_; }
+
+OracleEvaluationScope::OracleEvaluationScope(OracleEvaluation e) noexcept : previous_(detail::t_oracle_evaluation) {
+  detail::t_oracle_evaluation = e;
+}
+OracleEvaluationScope::~OracleEvaluationScope() { detail::t_oracle_evaluation = previous_; }
 
 }  // namespace kparity::reference

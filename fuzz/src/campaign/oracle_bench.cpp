@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
@@ -45,6 +46,19 @@ bool selected(const std::string& op, const std::vector<std::string>& ops) {
   return false;
 }
 
+// Folds the bits of every value `c` wrote into `digest` (FNV-1a).
+void fold(const Call& c, std::uint64_t& digest) {
+  for (const auto& name : c.written) {
+    const TensorView v = c.at(name).view();
+    for_each_element(v, [&](std::span<const std::int64_t> idx, std::int64_t) {
+      const double x = v.load(idx);
+      std::uint64_t bits;
+      std::memcpy(&bits, &x, 8);
+      for (int k = 0; k < 8; ++k) digest = (digest ^ ((bits >> (8 * k)) & 0xff)) * 0x100000001b3ull;
+    });
+  }
+}
+
 // One case's parts, timed, added to `row`.
 void time_case(const Call& c, const OpFuzzSpec& spec, OracleBenchRow& row) {
   double c0 = process_cpu_seconds(), w0 = wall_seconds();
@@ -58,6 +72,8 @@ void time_case(const Call& c, const OpFuzzSpec& spec, OracleBenchRow& row) {
   row.faithful += c2 - c1;
   row.rule += c3 - c2;
   row.wall += w3 - w0;
+  fold(o, row.oracle_digest);
+  fold(f, row.faithful_digest);
   if (!r.pass) throw std::runtime_error(c.op + ": the faithful model as a backend broke the rule: " + r.detail);
   // The a-priori bound alone (the rule above computed it too).
   const double b0 = process_cpu_seconds();
@@ -253,8 +269,8 @@ void print_oracle_bench(const std::vector<OracleBenchRow>& rows, const std::vect
 
 void print_oracle_bench_raw(const std::vector<OracleBenchRow>& rows, std::ostream& out) {
   for (const auto& r : rows)
-    out << fmt::format("row {} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", r.op, r.tier, r.cases, r.oracle, r.faithful,
-                       r.rule, r.bound, r.wall);
+    out << fmt::format("row {} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:016x} {:016x}\n", r.op, r.tier, r.cases, r.oracle,
+                       r.faithful, r.rule, r.bound, r.wall, r.oracle_digest, r.faithful_digest);
 }
 
 }  // namespace kparity::fuzz

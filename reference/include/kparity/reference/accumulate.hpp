@@ -148,8 +148,41 @@ inline float faithful_madd(float a, float b, float c) {
   }
 }
 
+// How the oracle evaluates its sums (TEST-ONLY switch, like the controls'): `fast`, the shipped way
+// (certified error-free transformations in SIMD lanes, short-factor certificates, the long
+// accumulator only where a certificate cannot decide), or `long_sums`, the slow and obviously right
+// way: every sum of the oracle added into a LongSum (the long accumulator, exact_sum.hpp) and rounded
+// once, no certificate and no fast path. Both give the same bits by construction; the oracle
+// property `<op>/oracle/long-accumulator` (fuzz) holds the first against the second (issue 25).
+enum class OracleEvaluation { fast, long_sums };
+
+namespace detail {
+extern constinit thread_local OracleEvaluation t_oracle_evaluation;
+}  // namespace detail
+inline OracleEvaluation oracle_evaluation() noexcept { return detail::t_oracle_evaluation; }
+
+class OracleEvaluationScope {
+ public:
+  explicit OracleEvaluationScope(OracleEvaluation e) noexcept;
+  ~OracleEvaluationScope();
+  OracleEvaluationScope(const OracleEvaluationScope&) = delete;
+  OracleEvaluationScope& operator=(const OracleEvaluationScope&) = delete;
+
+ private:
+  OracleEvaluation previous_;
+};
+
+// Whether the oracle may take its fast paths (the lane kernels, short-factor certificates): not
+// under the long-accumulator evaluation, and not under the planted fault oracle_plain_sums, which
+// must reach every oracle sum.
+inline bool oracle_fast_paths() noexcept {
+  return detail::t_oracle_evaluation == OracleEvaluation::fast &&
+         detail::t_planted_fault != PlantedFault::oracle_plain_sums;
+}
+
 // The oracle's sum of products: exact, rounded once. Under the test-only planted fault
-// oracle_plain_sums (the harness mutant "oracle-not-exact"), the plain fp64 sum in index order.
+// oracle_plain_sums (the harness mutant "oracle-not-exact"), the plain fp64 sum in index order;
+// under OracleEvaluation::long_sums, a LongSum.
 template <class Term>
 double oracle_sum(std::size_t n, Term&& term) {
   if (detail::t_planted_fault == PlantedFault::oracle_plain_sums) {
@@ -159,6 +192,14 @@ double oracle_sum(std::size_t n, Term&& term) {
       s += static_cast<double>(a) * static_cast<double>(b);
     }
     return s;
+  }
+  if (detail::t_oracle_evaluation == OracleEvaluation::long_sums) [[unlikely]] {
+    LongSum acc;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto [a, b] = term(i);
+      acc.add_product(static_cast<double>(a), static_cast<double>(b));
+    }
+    return acc.value();
   }
   return exact_sum_of_products(n, term);
 }

@@ -45,6 +45,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 
@@ -125,6 +126,23 @@ double exact_sum_of_products(std::size_t n, Term&& term) noexcept {
   double result;
   // tiny's own fp64 sum of n < 2^30 non-negative terms is low by less than 2^-20 relative.
   if (split && detail::certify(p, s, T, n, result, tiny * (1 + 0x1p-20))) return result;
+  // A non-finite factor decides the sum alone (IEEE 754, as LongSum::value() reads its flags): the
+  // special-value cases need no long accumulator.
+  if (!split) {
+    bool special = false, nan = false, pos = false, neg = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto [a, b] = term(i);
+      if (std::isfinite(a) && std::isfinite(b)) continue;
+      special = true;
+      const double x = a * b;  // inf * 0 is NaN
+      if (std::isnan(x)) nan = true;
+      else if (x > 0) pos = true;
+      else neg = true;
+    }
+    if (special) return nan || (pos && neg) ? std::numeric_limits<double>::quiet_NaN()
+                        : pos               ? std::numeric_limits<double>::infinity()
+                                            : -std::numeric_limits<double>::infinity();
+  }
   LongSum acc;
   for (std::size_t i = 0; i < n; ++i) {
     const auto [a, b] = term(i);

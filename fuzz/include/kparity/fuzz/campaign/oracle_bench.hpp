@@ -38,6 +38,9 @@ struct OracleBenchRow {
   int cases = 0;
   // Seconds summed over the cases: process CPU time of each part, and the wall time of all parts.
   double oracle = 0, faithful = 0, rule = 0, bound = 0, wall = 0;
+  // FNV-1a over the bits of every value the oracle and the faithful model wrote, case after case:
+  // equal digests of two builds mean the same results on the same calls.
+  std::uint64_t oracle_digest = 0xcbf29ce484222325ull, faithful_digest = 0xcbf29ce484222325ull;
   double host() const { return oracle + faithful + rule; }  // the host side of one case, CPU
 };
 
@@ -47,7 +50,8 @@ std::vector<OracleBenchRow> run_oracle_bench(const OracleBenchOptions& o, std::o
 // per minute, and the baseline's figures with the ratios where `baseline` has the row.
 void print_oracle_bench(const std::vector<OracleBenchRow>& rows, const std::vector<OracleBenchRow>& baseline,
                         const std::string& baseline_label, std::ostream& out);
-// One line a row, `row <op> <tier> <cases> <oracle> <faithful> <rule> <bound> <wall>`, for scripts.
+// One line a row, `row <op> <tier> <cases> <oracle> <faithful> <rule> <bound> <wall> <oracle digest>
+// <faithful digest>` (seconds; digests in hex), for scripts.
 void print_oracle_bench_raw(const std::vector<OracleBenchRow>& rows, std::ostream& out);
 
 // The baseline commit's rows (oracle_bench_baseline.cpp) and where they were measured.

@@ -1,0 +1,72 @@
+#pragma once
+// Many exact dot products at once (issue 25): exact_sum_of_products' error-free transformations
+// (exact_sum.hpp, Ogita-Rump-Oishi Dot2) run in SIMD lanes, one independent sum per lane, and the
+// same a-posteriori certificate per lane. A lane whose certificate holds has the correctly rounded
+// exact sum, which is unique: so every lane's result is bit for bit exact_sum_of_products' (a lane the
+// certificate cannot decide, or whose terms leave the transformations' range, is summed again by
+// exact_sum_of_products itself).
+//
+// Why lanes: the oracle's long sums come in families that share one factor per term and differ in
+// the other (P.V: the weight w_j times row j's value in each channel d; the KDA recurrence: k_c times
+// each state row's column c). With the varying factor contiguous across the family, one vector
+// instruction advances 4 (AVX2) or 8 (AVX-512) sums, and the fma of TwoProduct is one instruction
+// instead of libm's fma() (the library is built for generic x86-64, without -mfma). Measured on the
+// development machine (bench/results/oracle_2026-12-02.md).
+//
+// The kernels are chosen at run time (AVX-512F, AVX2 with FMA, else a portable scalar loop); every
+// kernel computes the same p, s, T per lane as exact_sum_of_products' loop over the same terms.
+#include <cstddef>
+#include <cstdint>
+
+#include "kparity/reference/exact_sum.hpp"
+
+namespace kparity::reference::lanes {
+
+// For each lane l < lanes, the error-free transformations of exact_sum_of_products over the terms
+// (A[rows[i] * lda + l], b[i]), i < n, in that order (rows null: row i), continuing from p[l], s[l],
+// T[l] (start a sum at p = -0, s = 0, T = 0). ok[l] is cleared when a term of the lane is outside what
+// the transformations handle exactly (a product not finite, above 2^1000, or below 2^-960 with
+// non-zero factors: exact_sum_of_products sends such sums to its other paths); it is never set.
+void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
+          const double* b, double* p, double* s, double* T, unsigned char* ok) noexcept;
+
+// One more term (a, b) for one lane, scalar: the same step.
+inline void dot2_step(double a, double b, double& p, double& s, double& T, unsigned char& ok) noexcept {
+  const double h = a * b, ah = std::fabs(h);
+  if (h == 0 ? !(a == 0 || b == 0) : !(ah >= 0x1p-960 && ah <= 0x1p1000)) {
+    ok = 0;
+    return;
+  }
+  const double r = detail::product_error(a, b, h);
+  const double x = p + h, z = x - p;
+  const double q = (p - (x - z)) + (h - z);
+  p = x;
+  s += q + r;
+  T += std::fabs(q) + std::fabs(r);
+}
+
+// The lane's result: the certificate of exact_sum_of_products for m terms (plus `extra`, a bound on
+// the sum of terms left out of the transformations), else `fallback()` (exact_sum_of_products over the
+// lane's terms, which decides every case the certificate cannot).
+template <class Fallback>
+double finish(double p, double s, double T, bool ok, std::size_t m, double extra, Fallback&& fallback) {
+  double r;
+  if (ok && detail::certify(p, s, T, m, r, extra)) return r;
+  return fallback();
+}
+
+// Which kernel dot2 runs: "avx512", "avx2" or "scalar" (for the benchmark's report and the tests).
+const char* kernel_name() noexcept;
+// Tests: run every kernel this machine has (not only the fastest); restored by the destructor.
+class ForceKernel {
+ public:
+  explicit ForceKernel(const char* name);  // "avx512", "avx2" or "scalar"; throws if unavailable
+  ~ForceKernel();
+  ForceKernel(const ForceKernel&) = delete;
+  ForceKernel& operator=(const ForceKernel&) = delete;
+
+ private:
+  int previous_;
+};
+
+}  // namespace kparity::reference::lanes

@@ -1,0 +1,193 @@
+// The lane kernels of exact_lanes.hpp. Each kernel does, per lane and term, exactly the steps of
+// lanes::dot2_step (TwoProduct with an fma, TwoSum, s += q + r, T += |q| + |r|); only the range test
+// differs in form: a block of lanes keeps the largest |product| and the smallest |product| among terms
+// with two non-zero factors, and a lane whose largest exceeds 2^1000 or whose smallest is below
+// 2^-960 is marked not ok, and so is a lane whose p ends non-finite (a non-finite product makes p
+// inf or NaN for good: products in range cannot overflow it), which is the scalar step's verdict on
+// such products. A zero b contributes +-0 products with a zero factor, which are in range, so such
+// terms skip the smallest-product test.
+#include "kparity/reference/exact_lanes.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KPARITY_LANES_X86 1
+#include <immintrin.h>
+#endif
+
+namespace kparity::reference::lanes {
+namespace {
+
+constexpr double kHuge = 0x1p1000, kTiny = 0x1p-960;
+
+inline const double* row_of(const double* A, std::size_t lda, const std::int32_t* rows, std::size_t i) {
+  return A + (rows ? static_cast<std::size_t>(rows[i]) : i) * lda;
+}
+
+void dot2_scalar(std::size_t n, std::size_t l0, std::size_t l1, const double* A, std::size_t lda,
+                 const std::int32_t* rows, const double* b, double* p, double* s, double* T, unsigned char* ok) {
+  for (std::size_t l = l0; l < l1; ++l) {
+    double pl = p[l], sl = s[l], Tl = T[l];
+    unsigned char okl = ok[l];
+    for (std::size_t i = 0; i < n && okl; ++i) dot2_step(row_of(A, lda, rows, i)[l], b[i], pl, sl, Tl, okl);
+    p[l] = pl, s[l] = sl, T[l] = Tl, ok[l] = okl;
+  }
+}
+
+#ifdef KPARITY_LANES_X86
+
+__attribute__((target("avx2,fma"))) void dot2_avx2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda,
+                                                   const std::int32_t* rows, const double* b, double* p, double* s,
+                                                   double* T, unsigned char* ok, std::size_t& done) {
+  const __m256d sign = _mm256_set1_pd(-0.0), inf = _mm256_set1_pd(INFINITY), zero = _mm256_setzero_pd();
+  std::size_t l = 0;
+  for (; l + 8 <= lanes; l += 8) {
+    __m256d p0 = _mm256_loadu_pd(p + l), p1 = _mm256_loadu_pd(p + l + 4);
+    __m256d s0 = _mm256_loadu_pd(s + l), s1 = _mm256_loadu_pd(s + l + 4);
+    __m256d T0 = _mm256_loadu_pd(T + l), T1 = _mm256_loadu_pd(T + l + 4);
+    __m256d mx0 = zero, mx1 = zero, mn0 = inf, mn1 = inf;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double* a = row_of(A, lda, rows, i) + l;
+      const __m256d bb = _mm256_set1_pd(b[i]);
+      const __m256d a0 = _mm256_loadu_pd(a), a1 = _mm256_loadu_pd(a + 4);
+      const __m256d h0 = _mm256_mul_pd(a0, bb), h1 = _mm256_mul_pd(a1, bb);
+      const __m256d r0 = _mm256_fmsub_pd(a0, bb, h0), r1 = _mm256_fmsub_pd(a1, bb, h1);
+      const __m256d x0 = _mm256_add_pd(p0, h0), x1 = _mm256_add_pd(p1, h1);
+      const __m256d z0 = _mm256_sub_pd(x0, p0), z1 = _mm256_sub_pd(x1, p1);
+      const __m256d q0 = _mm256_add_pd(_mm256_sub_pd(p0, _mm256_sub_pd(x0, z0)), _mm256_sub_pd(h0, z0));
+      const __m256d q1 = _mm256_add_pd(_mm256_sub_pd(p1, _mm256_sub_pd(x1, z1)), _mm256_sub_pd(h1, z1));
+      p0 = x0, p1 = x1;
+      s0 = _mm256_add_pd(s0, _mm256_add_pd(q0, r0));
+      s1 = _mm256_add_pd(s1, _mm256_add_pd(q1, r1));
+      T0 = _mm256_add_pd(T0, _mm256_add_pd(_mm256_andnot_pd(sign, q0), _mm256_andnot_pd(sign, r0)));
+      T1 = _mm256_add_pd(T1, _mm256_add_pd(_mm256_andnot_pd(sign, q1), _mm256_andnot_pd(sign, r1)));
+      const __m256d ah0 = _mm256_andnot_pd(sign, h0), ah1 = _mm256_andnot_pd(sign, h1);
+      mx0 = _mm256_max_pd(mx0, ah0), mx1 = _mm256_max_pd(mx1, ah1);
+      if (b[i] != 0) {
+        const __m256d nz0 = _mm256_cmp_pd(a0, zero, _CMP_NEQ_UQ), nz1 = _mm256_cmp_pd(a1, zero, _CMP_NEQ_UQ);
+        mn0 = _mm256_min_pd(mn0, _mm256_blendv_pd(inf, ah0, nz0));
+        mn1 = _mm256_min_pd(mn1, _mm256_blendv_pd(inf, ah1, nz1));
+      }
+    }
+    _mm256_storeu_pd(p + l, p0), _mm256_storeu_pd(p + l + 4, p1);
+    _mm256_storeu_pd(s + l, s0), _mm256_storeu_pd(s + l + 4, s1);
+    _mm256_storeu_pd(T + l, T0), _mm256_storeu_pd(T + l + 4, T1);
+    double mx[8], mn[8];
+    _mm256_storeu_pd(mx, mx0), _mm256_storeu_pd(mx + 4, mx1), _mm256_storeu_pd(mn, mn0), _mm256_storeu_pd(mn + 4, mn1);
+    for (int k = 0; k < 8; ++k)
+      if (!(mx[k] <= kHuge && mn[k] >= kTiny && std::isfinite(p[l + k]))) ok[l + k] = 0;
+  }
+  done = l;
+}
+
+__attribute__((target("avx512f"))) void dot2_avx512(std::size_t n, std::size_t lanes, const double* A,
+                                                    std::size_t lda, const std::int32_t* rows, const double* b,
+                                                    double* p, double* s, double* T, unsigned char* ok,
+                                                    std::size_t& done) {
+  const __m512d inf = _mm512_set1_pd(INFINITY), zero = _mm512_setzero_pd();
+  std::size_t l = 0;
+  for (; l + 16 <= lanes; l += 16) {
+    __m512d p0 = _mm512_loadu_pd(p + l), p1 = _mm512_loadu_pd(p + l + 8);
+    __m512d s0 = _mm512_loadu_pd(s + l), s1 = _mm512_loadu_pd(s + l + 8);
+    __m512d T0 = _mm512_loadu_pd(T + l), T1 = _mm512_loadu_pd(T + l + 8);
+    __m512d mx0 = zero, mx1 = zero, mn0 = inf, mn1 = inf;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double* a = row_of(A, lda, rows, i) + l;
+      const __m512d bb = _mm512_set1_pd(b[i]);
+      const __m512d a0 = _mm512_loadu_pd(a), a1 = _mm512_loadu_pd(a + 8);
+      const __m512d h0 = _mm512_mul_pd(a0, bb), h1 = _mm512_mul_pd(a1, bb);
+      const __m512d r0 = _mm512_fmsub_pd(a0, bb, h0), r1 = _mm512_fmsub_pd(a1, bb, h1);
+      const __m512d x0 = _mm512_add_pd(p0, h0), x1 = _mm512_add_pd(p1, h1);
+      const __m512d z0 = _mm512_sub_pd(x0, p0), z1 = _mm512_sub_pd(x1, p1);
+      const __m512d q0 = _mm512_add_pd(_mm512_sub_pd(p0, _mm512_sub_pd(x0, z0)), _mm512_sub_pd(h0, z0));
+      const __m512d q1 = _mm512_add_pd(_mm512_sub_pd(p1, _mm512_sub_pd(x1, z1)), _mm512_sub_pd(h1, z1));
+      p0 = x0, p1 = x1;
+      s0 = _mm512_add_pd(s0, _mm512_add_pd(q0, r0));
+      s1 = _mm512_add_pd(s1, _mm512_add_pd(q1, r1));
+      T0 = _mm512_add_pd(T0, _mm512_add_pd(_mm512_abs_pd(q0), _mm512_abs_pd(r0)));
+      T1 = _mm512_add_pd(T1, _mm512_add_pd(_mm512_abs_pd(q1), _mm512_abs_pd(r1)));
+      const __m512d ah0 = _mm512_abs_pd(h0), ah1 = _mm512_abs_pd(h1);
+      mx0 = _mm512_max_pd(mx0, ah0), mx1 = _mm512_max_pd(mx1, ah1);
+      if (b[i] != 0) {
+        const __mmask8 nz0 = _mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ), nz1 = _mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ);
+        mn0 = _mm512_mask_min_pd(mn0, nz0, mn0, ah0);
+        mn1 = _mm512_mask_min_pd(mn1, nz1, mn1, ah1);
+      }
+    }
+    _mm512_storeu_pd(p + l, p0), _mm512_storeu_pd(p + l + 8, p1);
+    _mm512_storeu_pd(s + l, s0), _mm512_storeu_pd(s + l + 8, s1);
+    _mm512_storeu_pd(T + l, T0), _mm512_storeu_pd(T + l + 8, T1);
+    double mx[16], mn[16];
+    _mm512_storeu_pd(mx, mx0), _mm512_storeu_pd(mx + 8, mx1), _mm512_storeu_pd(mn, mn0), _mm512_storeu_pd(mn + 8, mn1);
+    for (int k = 0; k < 16; ++k)
+      if (!(mx[k] <= kHuge && mn[k] >= kTiny && std::isfinite(p[l + k]))) ok[l + k] = 0;
+  }
+  done = l;
+}
+
+#endif  // KPARITY_LANES_X86
+
+enum Kernel : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+int best_kernel() noexcept {
+#ifdef KPARITY_LANES_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kAvx2;
+#endif
+  return kScalar;
+}
+
+std::atomic<int>& active() {
+  static std::atomic<int> k{best_kernel()};
+  return k;
+}
+
+}  // namespace
+
+void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
+          const double* b, double* p, double* s, double* T, unsigned char* ok) noexcept {
+  std::size_t done = 0;
+#ifdef KPARITY_LANES_X86
+  switch (active().load(std::memory_order_relaxed)) {
+    case kAvx512:
+      dot2_avx512(n, lanes, A, lda, rows, b, p, s, T, ok, done);
+      if (lanes - done >= 8) {  // one more half block
+        std::size_t more = 0;
+        dot2_avx2(n, lanes - done, A + done, lda, rows, b, p + done, s + done, T + done, ok + done, more);
+        done += more;
+      }
+      break;
+    case kAvx2:
+      dot2_avx2(n, lanes, A, lda, rows, b, p, s, T, ok, done);
+      break;
+    default:
+      break;
+  }
+#endif
+  dot2_scalar(n, done, lanes, A, lda, rows, b, p, s, T, ok);
+}
+
+const char* kernel_name() noexcept {
+  switch (active().load(std::memory_order_relaxed)) {
+    case kAvx512: return "avx512";
+    case kAvx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+ForceKernel::ForceKernel(const char* name) : previous_(active().load()) {
+  const std::string n = name;
+  const int want = n == "avx512" ? kAvx512 : n == "avx2" ? kAvx2 : n == "scalar" ? kScalar : -1;
+  if (want < 0) throw std::invalid_argument("unknown lane kernel '" + n + "'");
+  if (want > best_kernel() || (want == kAvx2 && best_kernel() < kAvx2))
+    throw std::invalid_argument(std::string("lane kernel '") + name + "' is not available on this machine");
+  active().store(want);
+}
+ForceKernel::~ForceKernel() { active().store(previous_); }
+
+}  // namespace kparity::reference::lanes

@@ -1,0 +1,138 @@
+// The lane kernels of the oracle's sums (reference/include/kparity/reference/exact_lanes.hpp): every
+// kernel this machine has leaves, per lane, the p, s, T and range verdict of the scalar step
+// (dot2_step) over the same terms, and the certified-or-fallback result is exact_sum_of_products'
+// bit for bit (and LongSum's), on random, cancelling, tiny, huge, zero and special-value terms.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kparity/reference/exact_lanes.hpp"
+#include "kparity/reference/exact_sum.hpp"
+
+namespace {
+
+namespace lanes = kparity::reference::lanes;
+using kparity::reference::exact_sum_of_products;
+using kparity::reference::LongSum;
+
+std::uint64_t bits(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, 8);
+  return b;
+}
+
+// A family of sums: terms (A[i * lda + l], b[i]).
+struct Family {
+  std::size_t n = 0, lanes = 0, lda = 0;
+  std::vector<double> A, b;
+  double a(std::size_t i, std::size_t l) const { return A[i * lda + l]; }
+};
+
+// Values of one kind per family, so that every regime gets whole families.
+enum class Kind { random, cancelling, tiny, huge, zeros, special, short_ints };
+
+Family make(Kind k, std::size_t n, std::size_t lanes, std::mt19937_64& g) {
+  Family f;
+  f.n = n, f.lanes = lanes, f.lda = lanes + 3;  // padding between rows: lda is honoured
+  f.A.assign(n * f.lda, 7.0);
+  f.b.resize(n);
+  std::normal_distribution<double> N;
+  std::uniform_int_distribution<int> U(-40, 40);
+  for (std::size_t i = 0; i < n; ++i) {
+    f.b[i] = N(g);
+    for (std::size_t l = 0; l < lanes; ++l) {
+      double& v = f.A[i * f.lda + l];
+      switch (k) {
+        case Kind::random: v = std::ldexp(N(g), U(g)); break;
+        case Kind::cancelling: v = (i % 2 ? -1.0 : 1.0) * std::ldexp(1.0, 100) + N(g); break;
+        case Kind::tiny: v = std::ldexp(N(g), -980 + U(g)); break;
+        case Kind::huge: v = std::ldexp(N(g), 990 + U(g) / 4); break;
+        case Kind::zeros: v = (g() % 3 == 0) ? (g() % 2 ? -0.0 : 0.0) : N(g); break;
+        case Kind::special: {
+          const int r = static_cast<int>(g() % 16);
+          v = r == 0 ? INFINITY : r == 1 ? -INFINITY : r == 2 ? NAN : N(g);
+          break;
+        }
+        case Kind::short_ints: v = static_cast<double>(U(g)); break;
+      }
+    }
+    if (k == Kind::zeros && g() % 4 == 0) f.b[i] = 0.0;
+    if (k == Kind::short_ints) f.b[i] = static_cast<double>(U(g));
+    if (k == Kind::cancelling) f.b[i] = 1.0;
+  }
+  return f;
+}
+
+void check(const Family& f, const std::string& what) {
+  std::vector<double> p(f.lanes, -0.0), s(f.lanes, 0.0), T(f.lanes, 0.0);
+  std::vector<unsigned char> ok(f.lanes, 1);
+  lanes::dot2(f.n, f.lanes, f.A.data(), f.lda, nullptr, f.b.data(), p.data(), s.data(), T.data(), ok.data());
+  for (std::size_t l = 0; l < f.lanes; ++l) {
+    double pl = -0.0, sl = 0.0, Tl = 0.0;
+    unsigned char okl = 1;
+    for (std::size_t i = 0; i < f.n && okl; ++i) lanes::dot2_step(f.a(i, l), f.b[i], pl, sl, Tl, okl);
+    ASSERT_EQ(ok[l], okl) << what << " lane " << l;
+    if (okl) {
+      // Lanes that stayed in range carry the scalar step's transformations exactly.
+      EXPECT_EQ(bits(p[l]), bits(pl)) << what << " lane " << l;
+      EXPECT_EQ(bits(s[l]), bits(sl)) << what << " lane " << l;
+      EXPECT_EQ(bits(T[l]), bits(Tl)) << what << " lane " << l;
+    }
+    auto term = [&](std::size_t i) { return std::pair{f.a(i, l), f.b[i]}; };
+    const double want = exact_sum_of_products(f.n, term);
+    const double got = lanes::finish(p[l], s[l], T[l], ok[l] != 0, f.n, 0.0, [&] { return exact_sum_of_products(f.n, term); });
+    LongSum acc;
+    for (std::size_t i = 0; i < f.n; ++i) acc.add_product(f.a(i, l), f.b[i]);
+    const double lv = acc.value();
+    EXPECT_TRUE(bits(got) == bits(want) || (std::isnan(got) && std::isnan(want))) << what << " lane " << l;
+    EXPECT_TRUE(bits(got) == bits(lv) || (std::isnan(got) && std::isnan(lv))) << what << " lane " << l;
+  }
+}
+
+TEST(ExactLanes, EveryKernelMatchesTheScalarStepsAndTheExactSum) {
+  std::mt19937_64 g(25);
+  int kernels = 0;
+  for (const char* name : {"scalar", "avx2", "avx512"}) {
+    std::unique_ptr<lanes::ForceKernel> force;
+    try {
+      force = std::make_unique<lanes::ForceKernel>(name);
+    } catch (const std::invalid_argument&) {
+      continue;  // not on this machine
+    }
+    ++kernels;
+    EXPECT_STREQ(lanes::kernel_name(), name);
+    for (Kind k : {Kind::random, Kind::cancelling, Kind::tiny, Kind::huge, Kind::zeros, Kind::special, Kind::short_ints})
+      for (std::size_t lanes_n : {1, 7, 8, 16, 23, 40})
+        for (std::size_t n : {0, 1, 2, 5, 33}) {
+          const Family f = make(k, n, lanes_n, g);
+          check(f, std::string(name) + " kind " + std::to_string(static_cast<int>(k)) + " lanes " +
+                       std::to_string(lanes_n) + " n " + std::to_string(n));
+        }
+  }
+  EXPECT_GE(kernels, 1);
+}
+
+// The row indirection: term i reads row rows[i] of A.
+TEST(ExactLanes, RowIndicesSelectRows) {
+  std::mt19937_64 g(7);
+  const Family f = make(Kind::random, 6, 20, g);
+  const std::vector<std::int32_t> rows = {5, 0, 0, 3};
+  const std::vector<double> b = {1.5, -2.0, 0.25, 3.0};
+  std::vector<double> p(20, -0.0), s(20, 0.0), T(20, 0.0);
+  std::vector<unsigned char> ok(20, 1);
+  lanes::dot2(rows.size(), 20, f.A.data(), f.lda, rows.data(), b.data(), p.data(), s.data(), T.data(), ok.data());
+  for (std::size_t l = 0; l < 20; ++l) {
+    auto term = [&](std::size_t i) { return std::pair{f.a(static_cast<std::size_t>(rows[i]), l), b[i]}; };
+    const double got = lanes::finish(p[l], s[l], T[l], ok[l] != 0, rows.size(), 0.0,
+                                     [&] { return exact_sum_of_products(rows.size(), term); });
+    EXPECT_EQ(bits(got), bits(exact_sum_of_products(rows.size(), term))) << l;
+  }
+}
+
+}  // namespace
