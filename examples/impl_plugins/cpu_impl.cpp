@@ -388,12 +388,11 @@ void attend(const View& Q, const View& sink, const View& O, const View* lse, I t
     if (!std::isnan(sig)) M = std::max(M, sig);
     float l;
     std::fill(num.begin(), num.end(), 0.f);
-    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-    if (sig == inf) {
+    const float inf = std::numeric_limits<float>::infinity();
+    // Upstream's finalisation (docs/upstream_conventions.md): a NaN logit or sink, or a +inf sink,
+    // makes Z NaN and the Z > 0 test gives zeros and lse -inf (decided here before any sum).
+    if (sig == inf || any_nan) {
       l = -inf;
-    } else if (any_nan) {
-      std::fill(num.begin(), num.end(), nan);
-      l = nan;
     } else {
       float Z = 0.f;
       for (std::size_t n = 0; n < keys.size(); ++n) {
@@ -406,10 +405,7 @@ void attend(const View& Q, const View& sink, const View& O, const View* lse, I t
       if (Z > 0.f) {
         for (float& e : num) e /= std::max(Z, 1e-30f);
         l = base2 ? (M + std::log2(Z)) * 0.6931471805599453f : M + std::log(Z);
-      } else if (std::isnan(Z)) {
-        std::fill(num.begin(), num.end(), nan);
-        l = nan;
-      } else {  // Z = 0: zeros, whatever the numerator holds (0 * inf in a row with no weight)
+      } else {  // Z = 0 or NaN (a +inf logit): zeros, whatever the numerator holds (0 * inf)
         std::fill(num.begin(), num.end(), 0.f);
         l = -inf;
       }

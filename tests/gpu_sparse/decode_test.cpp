@@ -68,5 +68,53 @@ TEST(GpuSparseDecode, EmptySpanAndInfiniteSinks) {
   }
 }
 
+// Upstream's finalisation (docs/upstream_conventions.md, measured on the H200 against sglang's
+// paged_decode.py): a NaN logit (NaN in q or a selected row), a NaN sink or a +inf logit reaches only
+// the denominator and the Z > 0 test fails: the head is exact +0 with lse -inf. A -inf logit (an
+// infinite value against q_d of the other sign) keeps weight 0 and is NaN only in its column. The
+// kernel against the reference class by class, single pass and split-K (whose combine finalises).
+TEST(GpuSparseDecode, SpecialValuesFollowUpstreamsFinalisation) {
+  KPARITY_REQUIRE_GPU();
+  // D = 512 and a 64-head tile let variant 2 take the wgmma kernel (sparse.hpp SparseTuning).
+  Case c = random_case(402, {.dt = DType::bf16, .T = 4, .H = 20, .D = 512, .P = 64, .Ne = 0, .max_pre = 40,
+                             .max_ext = 0, .sentinel_rate = 0.0});
+  // Disjoint rows per token, so a poisoned row reaches one token only.
+  for (std::int64_t t = 0; t < 4; ++t) {
+    c.pre[t].clear();
+    for (std::int64_t j = 0; j < 16; ++j) c.pre[t].push_back(t * 16 + j);
+  }
+  for (std::int64_t h = 0; h < c.H; ++h) c.sink.view().store_flat(h, 0.25);
+  c.sink.view().store_flat(19, std::nan(""));                             // head 19, every token
+  c.q.view().store(std::array<std::int64_t, 3>{0, 5, 17}, std::nan(""));  // token 0, head 5
+  c.ukv.view().store(std::array<std::int64_t, 2>{1 * 16 + 3, 40}, std::nan(""));  // token 1: all heads
+  for (std::int64_t h = 0; h < c.H; ++h)
+    for (std::int64_t t : {2, 3}) c.q.view().store(std::array<std::int64_t, 3>{t, h, 33}, 1.0);
+  c.ukv.view().store(std::array<std::int64_t, 2>{2 * 16 + 7, 33}, kInf);   // token 2: logit +inf
+  c.ukv.view().store(std::array<std::int64_t, 2>{3 * 16 + 9, 33}, -kInf);  // token 3: column 33 NaN
+  const Result o = run_decode(c, Precision::oracle, shallow());
+  // The reference itself: the zero heads and the one NaN column.
+  for (std::int64_t t = 0; t < 4; ++t)
+    for (std::int64_t h = 0; h < c.H; ++h) {
+      const bool zero = h == 19 || (t == 0 && h == 5) || t == 1 || t == 2;
+      EXPECT_EQ(o.lse[t * c.H + h] == -kInf, zero) << "t=" << t << " h=" << h;
+      for (std::int64_t d = 0; d < c.D; ++d)
+        EXPECT_EQ(std::isnan(o.out[(t * c.H + h) * c.D + d]), !zero && t == 3 && d == 33) << t << " " << h << " " << d;
+    }
+  for (int splits : {1, 5})
+    for (int v : {1, 2}) {  // mma.sync, wgmma
+      SCOPED_TRACE("kv_splits=" + std::to_string(splits) + " variant=" + std::to_string(v));
+      const SparseTuning tu{.head_tile = v == 2 ? 64 : 0, .kv_splits = splits, .variant = v};
+      const Result r = run_decode_gpu(c, tu, true, /*deep=*/false);
+      for (std::size_t i = 0; i < o.out.size(); ++i) {
+        EXPECT_EQ(std::isnan(r.out[i]), std::isnan(o.out[i])) << i;
+        if (o.lse[i / c.D] == -kInf) {  // a zero head: exact +0
+          EXPECT_EQ(r.out[i], 0.0) << i;
+          EXPECT_FALSE(std::signbit(r.out[i])) << i;
+        }
+      }
+      for (std::size_t i = 0; i < o.lse.size(); ++i) EXPECT_EQ(r.lse[i] == -kInf, o.lse[i] == -kInf) << i;
+    }
+}
+
 }  // namespace
 }  // namespace kpt

@@ -216,7 +216,18 @@ TEST(GpuSparsePrefill, UnselectedNaNRowsHaveNoEffect) {
   EXPECT_TRUE(identical(dirty.lse, clean.lse));
 }
 
-TEST(GpuSparsePrefill, NaNInSelectedRowPropagates) {
+// Upstream's convention (docs/upstream_conventions.md, measured on the H200 against sglang's
+// paged_prefill.py): a NaN logit, a NaN sink or a +inf logit reaches only the denominator and the
+// Z > 0 test fails: the head is exact +0 with lse -inf. kernels/sparse/softmax.cuh finalize().
+void expect_zero_head(const Result& r, std::int64_t t, std::int64_t h, std::int64_t H, std::int64_t D) {
+  for (std::int64_t d = 0; d < D; ++d) {
+    EXPECT_EQ(r.out[(t * H + h) * D + d], 0.0) << "t=" << t << " h=" << h << " d=" << d;
+    EXPECT_FALSE(std::signbit(r.out[(t * H + h) * D + d])) << "t=" << t << " h=" << h << " d=" << d;
+  }
+  EXPECT_EQ(r.lse[t * H + h], -kInf) << "t=" << t << " h=" << h;
+}
+
+TEST(GpuSparsePrefill, NaNInSelectedRowGivesTheZeroHead) {
   KPARITY_REQUIRE_GPU();
   Case c = random_case(23, {.dt = DType::f16, .T = 2, .H = 4, .D = 64, .P = 8, .Ne = 2, .max_pre = 4, .max_ext = 1});
   c.pre = {{3}, {4}};
@@ -226,8 +237,44 @@ TEST(GpuSparsePrefill, NaNInSelectedRowPropagates) {
   run_prefill_gpu(c, {}, {}, true, &s);
   EXPECT_FALSE(s.ok());  // deep check O13 refuses it before the launch
   const Result r = run_prefill_gpu(c, {}, {}, true, nullptr, /*deep=*/false);
-  EXPECT_TRUE(std::isnan(r.out[0]) && std::isnan(r.lse[0]));
+  for (std::int64_t h = 0; h < 4; ++h) expect_zero_head(r, 0, h, 4, c.D);
   EXPECT_FALSE(std::isnan(r.out[4 * c.D]));
+  EXPECT_TRUE(std::isfinite(r.lse[4]));
+}
+
+// Against the reference, bit for bit in class: a NaN in q (one head), a NaN sink, a +inf logit (an
+// +inf value against q_d = 1) give zero heads; a -inf value against q_d = 1 (logit -inf, weight 0)
+// gives NaN only in its column while another key keeps Z > 0. 17 heads: two head tiles.
+TEST(GpuSparsePrefill, SpecialValuesFollowUpstreamsFinalisation) {
+  KPARITY_REQUIRE_GPU();
+  Case c = random_case(24, {.dt = DType::bf16, .T = 4, .H = 17, .D = 64, .P = 8, .Ne = 2, .max_pre = 4, .max_ext = 1});
+  c.pre = {{0, 1}, {2, 3}, {4, 5}, {6}};
+  c.ext = {{}, {}, {}, {}};
+  for (std::int64_t h = 0; h < c.H; ++h) c.sink.view().store_flat(h, 0.5);
+  c.sink.view().store_flat(16, std::nan(""));                            // head 16, every token
+  c.q.view().store(std::array<std::int64_t, 3>{0, 3, 7}, std::nan(""));  // token 0, head 3
+  for (std::int64_t h = 0; h < c.H; ++h)
+    for (std::int64_t t : {1, 2}) c.q.view().store(std::array<std::int64_t, 3>{t, h, 9}, 1.0);
+  c.ukv.view().store(std::array<std::int64_t, 2>{2, 9}, kInf);   // token 1: logit +inf, every head
+  c.ukv.view().store(std::array<std::int64_t, 2>{4, 9}, -kInf);  // token 2: logit -inf, column 9 NaN
+  const Result r = run_prefill_gpu(c, {}, {}, true, nullptr, /*deep=*/false);
+  for (std::int64_t t = 0; t < 4; ++t) expect_zero_head(r, t, 16, c.H, c.D);
+  expect_zero_head(r, 0, 3, c.H, c.D);
+  for (std::int64_t h = 0; h < c.H; ++h) expect_zero_head(r, 1, h, c.H, c.D);
+  for (std::int64_t h = 0; h < 16; ++h) {
+    for (std::int64_t d = 0; d < c.D; ++d)
+      EXPECT_EQ(std::isnan(r.out[(2 * c.H + h) * c.D + d]), d == 9) << "h=" << h << " d=" << d;
+    EXPECT_TRUE(std::isfinite(r.lse[2 * c.H + h])) << h;
+    if (h != 3) EXPECT_TRUE(std::isfinite(r.lse[0 * c.H + h])) << h;
+    EXPECT_TRUE(std::isfinite(r.lse[3 * c.H + h])) << h;
+  }
+  // The reference (upstream's rule) agrees on every element's class.
+  const Result o = run_prefill(c, Precision::oracle, {}, shallow());
+  for (std::size_t i = 0; i < o.out.size(); ++i) {
+    EXPECT_EQ(std::isnan(r.out[i]), std::isnan(o.out[i])) << i;
+    if (o.lse[i / c.D] == -kInf) EXPECT_EQ(r.out[i], 0.0) << i;  // a zero head: exact +0
+  }
+  for (std::size_t i = 0; i < o.lse.size(); ++i) EXPECT_EQ(o.lse[i] == -kInf, r.lse[i] == -kInf) << i;
 }
 
 TEST(GpuSparsePrefill, StridedViewsEqualCompact) {

@@ -255,8 +255,9 @@ TEST(SparseErrorBound, TheWeightRangeTermFiresPastTheFusedExponentsRange) {
 // Special values in a selected row. Row 1 holds -inf in column 3 against q_3 = 1: its exact logit
 // is -inf, its weight exactly 0 in any implementation, so rows 0 and 2 keep their recipe (finite
 // bounds, within which the oracle stored to fp32 lies) and only column 3 (0 * -inf = NaN) is
-// compared by class. With q_3 = 0 instead the logit is 0 * -inf = NaN: the whole head is NaN, every
-// bound 0. The same -inf against q_3 = -1 gives a +inf logit: NaN again (inf - inf), bounds 0.
+// compared by class. With q_3 = 0 instead the logit is 0 * -inf = NaN: it reaches the denominator
+// and the whole head is upstream's exact zeros with lse -inf (docs/upstream_conventions.md), every
+// bound 0. The same -inf against q_3 = -1 gives a +inf logit: Z = NaN (inf - inf), the same zeros.
 TEST(SparseErrorBound, AZeroWeightKeyWithAnInfiniteValueLeavesTheOtherColumnsTheirRecipe) {
   for (const double q3 : {1.0, 0.0, -1.0}) {
     Case c = one_head(DType::bf16, 8, 3, 0.5);
@@ -285,9 +286,11 @@ TEST(SparseErrorBound, AZeroWeightKeyWithAnInfiniteValueLeavesTheOtherColumnsThe
     } else {
       for (std::int64_t d = 0; d < 8; ++d) {
         EXPECT_EQ(eb.at("out")[d], 0.0) << "d=" << d;
-        EXPECT_TRUE(std::isnan(o.out[d])) << "d=" << d;
+        EXPECT_EQ(o.out[d], 0.0) << "d=" << d;
+        EXPECT_FALSE(std::signbit(o.out[d])) << "d=" << d;
       }
       EXPECT_EQ(eb.at("lse")[0], 0.0);
+      EXPECT_EQ(o.lse[0], -kInf);
     }
   }
 }

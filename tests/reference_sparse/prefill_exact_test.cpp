@@ -1,4 +1,5 @@
-// Hand-derived values and the exact edge cases of spec C.3 (zeros, lse = sigma / -inf, NaN rules).
+// Hand-derived values and the exact edge cases of spec C.3 (zeros, lse = sigma / -inf) with the NaN
+// rules upstream's kernels were measured to follow (docs/upstream_conventions.md).
 #include <cmath>
 
 #include "sparse_case.hpp"
@@ -145,32 +146,91 @@ TEST(SparsePrefillExact, NaNOnlyInUnselectedRowsHasNoEffect) {
   }
 }
 
-// C.3: NaN inside a selected row (or q) propagates to every head of that token and nowhere else.
-TEST(SparsePrefillExact, NaNInSelectedRowPropagates) {
+// Upstream's zero head: out all +0 and lse -inf (sglang's `where(l > 0, ..., 0)`).
+void expect_zero_head(const Result& r, std::int64_t t, std::int64_t h, std::int64_t H, std::int64_t D) {
+  for (std::int64_t d = 0; d < D; ++d) {
+    EXPECT_EQ(r.out[(t * H + h) * D + d], 0.0) << "t=" << t << " h=" << h << " d=" << d;
+    EXPECT_FALSE(std::signbit(r.out[(t * H + h) * D + d])) << "t=" << t << " h=" << h << " d=" << d;
+  }
+  EXPECT_EQ(r.lse[t * H + h], -kInf) << "t=" << t << " h=" << h;
+}
+
+// A NaN inside a selected row makes every logit of the tokens selecting it NaN; upstream's running
+// max drops it and the NaN denominator fails Z > 0 (measured on the H200, sglang paged_prefill
+// @856c2e57): every head of that token is exact zeros with lse -inf, every other token is untouched.
+TEST(SparsePrefillExact, NaNInSelectedRowGivesTheZeroHead) {
   Case c = random_case(41, {.T = 3, .H = 2, .D = 8, .P = 6, .Ne = 3, .sentinel_rate = 0});
   c.pre = {{0, 1}, {2}, {3}};
   c.ext = {{}, {0}, {1}};
+  const Result clean = run_prefill(c, Precision::oracle);
   c.kv.view().store(std::array<std::int64_t, 2>{0, 5}, std::nan(""));  // selected by token 1 only
   for (Precision p : {Precision::oracle, Precision::faithful}) {
     EXPECT_ANY_THROW(run_prefill(c, p));  // deep check O13
     Result r = run_prefill(c, p, {}, shallow());
     for (std::int64_t h = 0; h < 2; ++h) {
-      EXPECT_TRUE(std::isnan(r.lse[1 * 2 + h]));
+      expect_zero_head(r, 1, h, 2, 8);
       EXPECT_TRUE(std::isfinite(r.lse[0 * 2 + h]) && std::isfinite(r.lse[2 * 2 + h]));
-      for (std::int64_t d = 0; d < 8; ++d) EXPECT_TRUE(std::isnan(r.out[(1 * 2 + h) * 8 + d]));
+    }
+    if (p == Precision::oracle)
+      for (std::int64_t t : {0, 2})
+        for (std::int64_t i = t * 16; i < t * 16 + 16; ++i) EXPECT_EQ(r.out[i], clean.out[i]) << i;
+  }
+}
+
+// A NaN in q[t, h, :] makes that head's logits NaN: the zero head there, the other heads untouched.
+// A token without keys has no logit to poison: its NaN q changes nothing (zeros, lse = sigma).
+TEST(SparsePrefillExact, NaNInQGivesTheZeroHeadOfThatHeadOnly) {
+  Case c = random_case(42, {.T = 2, .H = 2, .D = 8, .P = 6, .Ne = 3, .sentinel_rate = 0});
+  c.pre = {{0, 1}, {}};
+  c.ext = {{2}, {}};
+  const Result clean = run_prefill(c, Precision::oracle);
+  c.q.view().store(std::array<std::int64_t, 3>{0, 1, 4}, std::nan(""));
+  c.q.view().store(std::array<std::int64_t, 3>{1, 0, 0}, std::nan(""));
+  for (Precision p : {Precision::oracle, Precision::faithful}) {
+    Result r = run_prefill(c, p, {}, shallow());
+    expect_zero_head(r, 0, 1, 2, 8);
+    EXPECT_TRUE(std::isfinite(r.lse[0]));
+    for (std::int64_t d = 0; d < 8; ++d) EXPECT_TRUE(std::isfinite(r.out[d])) << d;
+    for (std::int64_t i = 16; i < 32; ++i) EXPECT_EQ(r.out[i], 0.0) << i;  // token 1: no key
+    EXPECT_EQ(r.lse[2], clean.lse[2]);
+  }
+}
+
+TEST(SparsePrefillExact, NaNSinkGivesTheZeroHead) {
+  Case c = random_case(43, {.T = 2, .H = 2, .D = 4, .P = 5, .Ne = 2});
+  c.sink.view().store(std::array<std::int64_t, 1>{1}, std::nan(""));
+  EXPECT_ANY_THROW(run_prefill(c, Precision::oracle));  // deep check O12
+  for (Precision p : {Precision::oracle, Precision::faithful}) {
+    Result r = run_prefill(c, p, {}, shallow());
+    for (std::int64_t t = 0; t < 2; ++t) {
+      expect_zero_head(r, t, 1, 2, 4);
+      EXPECT_FALSE(std::isnan(r.lse[t * 2 + 0]));
     }
   }
 }
 
-TEST(SparsePrefillExact, NaNSinkPropagates) {
-  Case c = random_case(43, {.T = 2, .H = 2, .D = 4, .P = 5, .Ne = 2});
-  c.sink.view().store(std::array<std::int64_t, 1>{1}, std::nan(""));
-  EXPECT_ANY_THROW(run_prefill(c, Precision::oracle));  // deep check O12
-  Result r = run_prefill(c, Precision::oracle, {}, shallow());
-  for (std::int64_t t = 0; t < 2; ++t) {
-    EXPECT_TRUE(std::isnan(r.lse[t * 2 + 1]));
-    EXPECT_FALSE(std::isnan(r.lse[t * 2 + 0]));
-    EXPECT_TRUE(std::isnan(r.out[(t * 2 + 1) * 4]));
+// A selected row holding -inf against q_d = 1 has logit -inf and weight exactly 0: with another key
+// (Z > 0) only that column is 0 * -inf = NaN; as the only key under a -inf sink (Z = 0) the head is
+// zeros, lse -inf, as sglang's prefill writes (its decode writes NaN in that column: an upstream
+// inconsistency kparity does not follow, docs/upstream_conventions.md).
+TEST(SparsePrefillExact, MinusInfLogitKeyIsNaNOnlyInItsColumnOrZerosWithoutZ) {
+  for (const bool alone : {false, true}) {
+    SCOPED_TRACE(alone ? "the only key, sink -inf" : "with another key");
+    Case c = random_case(44, {.T = 1, .H = 1, .D = 4, .P = 3, .Ne = 1, .sentinel_rate = 0});
+    for (std::int64_t d = 0; d < 4; ++d) c.q.view().store(std::array<std::int64_t, 3>{0, 0, d}, 1.0);
+    c.ukv.view().store(std::array<std::int64_t, 2>{1, 2}, -kInf);
+    c.pre = alone ? std::vector<List>{{1}} : std::vector<List>{{0, 1}};
+    c.ext = {{}};
+    if (alone) c.sink.view().store(std::array<std::int64_t, 1>{0}, -kInf);
+    for (Precision p : {Precision::oracle, Precision::faithful}) {
+      Result r = run_prefill(c, p, {}, shallow());
+      if (alone) {
+        expect_zero_head(r, 0, 0, 1, 4);
+        continue;
+      }
+      for (std::int64_t d = 0; d < 4; ++d) EXPECT_EQ(std::isnan(r.out[d]), d == 2) << d;
+      EXPECT_TRUE(std::isfinite(r.lse[0]));
+    }
   }
 }
 

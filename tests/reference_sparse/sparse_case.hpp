@@ -97,7 +97,8 @@ inline Result run_prefill(const Case& c, Precision p, const Layout& l = {},
 }
 
 // Decode over the case's prefix lists (which must hold valid rows only).
-inline Result run_decode(const Case& c, Precision p) {
+inline Result run_decode(const Case& c, Precision p,
+                         const ValidateOptions& o = ValidateOptions::strict(Entry::reference)) {
   Csr pre = make_csr(c.pre);
   Tensor out(c.dt, {c.T, c.H, c.D}), lse(DType::f32, {c.T, c.H});
   out.poison();
@@ -112,7 +113,7 @@ inline Result run_decode(const Case& c, Precision p) {
   a.return_lse = true;
   a.out = out;
   a.lse = lse.view();
-  kparity::reference::sparse::paged_decode(a, p);
+  kparity::reference::sparse::paged_decode(a, p, o);
   return {read_all(out), read_all(lse)};
 }
 

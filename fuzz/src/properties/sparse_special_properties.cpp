@@ -1,6 +1,8 @@
 // The sparse special-values properties (spec sparse_attention.md C.3; AP-S6; issue 7 "Properties"
-// 4): non-finite values where nobody reads them change nothing, NaN and Inf in what is read
-// propagate exactly where C.3 says, and finite inputs give finite outputs.
+// 4): non-finite values where nobody reads them change nothing, NaN and Inf in what is read act
+// exactly as upstream's kernels measured (docs/upstream_conventions.md: a NaN or +inf that reaches
+// the softmax denominator gives the head exact zeros and lse -inf; a key of logit -inf leaves NaN
+// only where its zero weight meets an infinite value), and finite inputs give finite outputs.
 #include <cmath>
 #include <rapidcheck.h>
 
@@ -51,18 +53,21 @@ std::vector<bool> tokens_selecting(const Call& c, const Source& s, I row) {
   return out;
 }
 
-bool all_nan_block(const Call& c, I t, I h) {
+// Upstream's zero head: out[t, h, :] all +0 and, with return_lse, lse[t, h] = -inf (sglang's
+// `where(l > 0, ..., 0)` when Z is 0 or NaN; docs/upstream_conventions.md).
+bool zero_block(const Call& c, I t, I h) {
   const TensorView o = c.at("out").view();
   for (I d = 0; d < o.size(2); ++d)
-    if (!std::isnan(o.at({t, h, d}))) return false;
-  return !c.flags.at("return_lse") || std::isnan(c.at("lse").view().at({t, h}));
+    if (const double v = o.at({t, h, d}); v != 0.0 || std::signbit(v)) return false;
+  return !c.flags.at("return_lse") || c.at("lse").view().at({t, h}) == -kInf;
 }
 
 }  // namespace
 
 // A NaN in a selected row makes every logit of each token selecting it NaN; a NaN in q[t, h, :]
-// does so for (t, h) when the token has any key. Those (t, h) give NaN in all of out and in lse,
-// unless the head's sink is +inf, whose zero branch wins (C.3). Everything else keeps its bits.
+// does so for (t, h) when the token has any key. Upstream's running max drops NaN, so it reaches
+// only the denominator: those (t, h) give the zero head, out all +0 and lse -inf (sglang prefill
+// and decode, measured on the H200; docs/upstream_conventions.md). Everything else keeps its bits.
 void selected_nan(std::string_view op) {
   const Call c = draw(op);
   record_call(c);
@@ -99,17 +104,21 @@ void selected_nan(std::string_view op) {
     const Call base = run(c, p), got = run(m, p);
     for (I t = 0; t < T; ++t)
       for (I h = 0; h < H; ++h) {
-        const bool nan = poisoned[static_cast<std::size_t>(t)][static_cast<std::size_t>(h)] && sink32(c, h) != kInf;
-        if (nan && !all_nan_block(got, t, h)) RC_FAIL("NaN input did not reach out/lse" + block(t, h));
-        if (!nan && !block_bits_equal(got, base, t, h)) RC_FAIL("NaN input leaked into out/lse" + block(t, h));
+        // A +inf or NaN sink already gives the zero head, so it needs no exception here.
+        const bool zeros = poisoned[static_cast<std::size_t>(t)][static_cast<std::size_t>(h)];
+        if (zeros && !zero_block(got, t, h)) RC_FAIL("NaN input did not give the zero head (out +0, lse -inf)" + block(t, h));
+        if (!zeros && !block_bits_equal(got, base, t, h)) RC_FAIL("NaN input leaked into out/lse" + block(t, h));
       }
   }
 }
 
-// An infinite element at channel d of a selected row gives NaN at out[t, h, d] for every token
-// selecting it and every head with a finite sink: either the logit is NaN or +inf (everything NaN),
-// or it is -inf and its zero weight times Inf is NaN in that channel (C.3: "NaN propagates"). lse
-// is then finite, so only channel d is asserted. Tokens not selecting the row keep their bits.
+// An infinite element v at channel d of a selected row, for each token selecting it and each head:
+// the row's exact logit is (finite + q[t, h, d] * v) * scale (+ shift), scale > 0, so its class is
+// NaN (q_d = 0: 0 * inf), +inf or -inf. NaN or +inf reaches the denominator (inf - inf): the zero
+// head (docs/upstream_conventions.md), as does a NaN or +inf sink. -inf: the key's weight is exactly
+// 0 and only channel d gets 0 * inf = NaN, while Z > 0; Z = 0 (a -inf sink and no other key) gives
+// the zero head (sglang prefill's 0; its decode writes NaN there, an upstream inconsistency that
+// kparity does not follow). Tokens not selecting the row keep their bits.
 void selected_inf(std::string_view op) {
   const Call c = draw(op);
   const auto srcs = sources_of(op);
@@ -130,17 +139,38 @@ void selected_inf(std::string_view op) {
   m.options = kNoDataChecks;
   m.at(srcs[k].rows).view().store(std::array<I, 2>{row, d}, v);
   const auto hit = tokens_selecting(c, srcs[k], row);
+  // Per token, whether it selects any key besides `row` of this source (other rows are finite).
+  std::vector<bool> other_key(static_cast<std::size_t>(T), false);
+  for (std::size_t s = 0; s < srcs.size(); ++s) {
+    const Lists lists = read_lists(c, srcs[s]);
+    for (I t = 0; t < T; ++t)
+      for (I e : lists[static_cast<std::size_t>(t)])
+        if (e >= 0 && (s != k || e != row)) other_key[static_cast<std::size_t>(t)] = true;
+  }
+  const TensorView q = c.at("q").view();
   for (Precision p : {Precision::oracle, Precision::faithful}) {
     const Call base = run(c, p), got = run(m, p);
+    const TensorView out = got.at("out").view();
     for (I t = 0; t < T; ++t)
       for (I h = 0; h < H; ++h) {
         if (!hit[static_cast<std::size_t>(t)]) {
           if (!block_bits_equal(got, base, t, h)) RC_FAIL("Inf in an unselected row changed out/lse" + block(t, h));
           continue;
         }
-        if (std::isfinite(sink32(c, h)) && !std::isnan(got.at("out").view().at({t, h, d})))
-          RC_FAIL("Inf in a selected row: out[" + std::to_string(t) + ", " + std::to_string(h) + ", " +
-                  std::to_string(d) + "] = " + py_float(got.at("out").view().at({t, h, d})));
+        const double qd = q.at({t, h, d}), sig = sink32(c, h);
+        const bool minus_inf_logit = qd != 0.0 && (qd > 0) != (v > 0);
+        RC_CLASSIFY(minus_inf_logit, "logit -inf");
+        const bool zeros = std::isnan(sig) || sig == kInf || !minus_inf_logit ||
+                           (sig == -kInf && !other_key[static_cast<std::size_t>(t)]);
+        if (zeros) {
+          if (!zero_block(got, t, h)) RC_FAIL("Inf in a selected row: not the zero head (out +0, lse -inf)" + block(t, h));
+          continue;
+        }
+        for (I e = 0; e < D; ++e)
+          if (std::isnan(out.at({t, h, e})) != (e == d))
+            RC_FAIL("Inf in a selected row, logit -inf: out[" + std::to_string(t) + ", " + std::to_string(h) + ", " +
+                    std::to_string(e) + "] = " + py_float(out.at({t, h, e})) + " (NaN expected only at channel " +
+                    std::to_string(d) + ")");
       }
   }
 }

@@ -59,8 +59,8 @@ def _attend(q_t: torch.Tensor, rows: torch.Tensor, shifted: torch.Tensor, sink: 
     sig = sink * torch.tensor(LOG2E, dtype=F32, device=dev) + sh if base2 else sink + sh
     exp = torch.exp2 if base2 else torch.exp
 
-    any_nan = torch.isnan(sig) | torch.isnan(s).any(dim=1)
     seed = torch.full((H,), -FLT_MAX, dtype=F32, device=dev)  # finite seed: an empty set must not give -inf - -inf
+    # The max drops NaN like tl.max, so a NaN logit or sink reaches only Z.
     s_max = torch.where(torch.isnan(s), seed[:, None], s).amax(dim=1) if s.shape[1] else seed
     M = torch.maximum(torch.maximum(seed, s_max), torch.where(torch.isnan(sig), seed, sig))
     w = exp(s - M[:, None])
@@ -69,17 +69,11 @@ def _attend(q_t: torch.Tensor, rows: torch.Tensor, shifted: torch.Tensor, sink: 
     num = w.to(storage).to(F32) @ rows  # P rounded to the storage dtype for P.V (C.4 item 4)
     out = num / torch.clamp(Z, min=1e-30)[:, None]
     lse = (M + torch.log2(Z)) * LN2 if base2 else M + torch.log(Z)
+    # Upstream's finalisation (docs/upstream_conventions.md): where(Z > 0, ..., 0). Z is NaN for a
+    # NaN logit or sink and for a +inf logit or sink (inf - inf): zeros and lse -inf, as is Z = 0.
     pos = Z > 0
-    nan = torch.full((), math.nan, dtype=F32, device=dev)
-    out = torch.where(pos[:, None], out, torch.where(torch.isnan(Z)[:, None], nan, 0.0))
-    lse = torch.where(pos, lse, torch.where(torch.isnan(Z), nan, -math.inf))
-    # C.3: a NaN logit or sink propagates (the Z > 0 branch alone would hide it); a +inf sink gives
-    # Z = NaN and takes the zero branch: out 0, lse -inf.
-    out = torch.where(any_nan[:, None], nan, out)
-    lse = torch.where(any_nan, nan, lse)
-    inf_sink = sig == math.inf
-    out = torch.where(inf_sink[:, None], 0.0, out)
-    lse = torch.where(inf_sink, -math.inf, lse)
+    out = torch.where(pos[:, None], out, 0.0)
+    lse = torch.where(pos, lse, -math.inf)
     return out, lse
 
 
