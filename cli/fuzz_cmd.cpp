@@ -101,7 +101,7 @@ int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
   if (const char* p = std::getenv("KPARITY_FUZZ_PROFILE")) {
     const auto profile = reference::parse_profile(p);
     if (!profile) {
-      std::fprintf(stderr, "error: KPARITY_FUZZ_PROFILE=%s is not a precision profile (faithful, tf32-dot)\n", p);
+      std::fprintf(stderr, "error: KPARITY_FUZZ_PROFILE=%s is not a precision profile (faithful, tf32-dot or its alias sglang-triton)\n", p);
       return kExitBadInput;
     }
     po.profile = *profile;

@@ -36,7 +36,8 @@
 //   dtype (u_io relative, half its smallest subnormal absolutely); S_prev = S0 Dtot + sum_i d_i kw_i
 //   with gamma_{m+2}(u_acc) on the sum of the products' magnitudes; sq, sk, kq dot products as
 //   above; dl = beta (v - sk); out = sq + dl kq; the flushed state S_prev alpha + dl k; the
-//   appended ring entries dl, g, k^.
+//   appended ring entries dl, g, k^ (under the tf32-dot profile k^ rounded to out's dtype first:
+//   u_io (|k^| + dk) more, precision_profile.hpp).
 // Elements an op does not write, padding rows and rows with a non-finite input get 0 (the rule
 // compares classes for non-finite values). A bound beyond 1e37 (magnitudes far past fp32's range:
 // an intermediate may overflow) becomes +inf, and so does everything downstream of an fp32
@@ -51,6 +52,7 @@
 #include "kda_detail.hpp"
 #include "kparity/reference/error_bound.hpp"
 #include "kparity/reference/kda.hpp"
+#include "kparity/reference/precision_profile.hpp"
 
 namespace kparity::reference::kda {
 namespace {
@@ -489,9 +491,14 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
       if (!flush) {
         for (std::int64_t j = 0; j < V; ++j) d_b[flat(args.d_cache, {s, hv, cpos, j})] = fin(ddl[j]);
         for (std::int64_t i = 0; i < K; ++i) g_b[flat(args.g_cache, {s, hv, cpos, i})] = fin(tok.dg[i]);
+        // Under the tf32-dot profile (precision_profile.hpp item 2) k^ is rounded to out's dtype
+        // before the ring's store: u_io relative to |k| + dk, half out's smallest subnormal absolutely.
+        const bool through_out = k_ring_through_out();
         if (hv % G == 0)
-          for (std::int64_t i = 0; i < K; ++i)
-            k_b[flat(args.k_cache, {s, h, cpos, i})] = fin(tok.dk[i]);
+          for (std::int64_t i = 0; i < K; ++i) {
+            const double dk = through_out ? tok.dk[i] + u_io * (std::fabs(tok.k[i]) + tok.dk[i]) + uf_io : tok.dk[i];
+            k_b[flat(args.k_cache, {s, h, cpos, i})] = fin(dk);
+          }
       }
     }
   }

@@ -3,7 +3,7 @@
 #include "kda_detail.hpp"
 #include "kparity/reference/kda.hpp"
 #include "kparity/reference/planted_fault.hpp"
-#include "kparity/reference/precision_profile.hpp"  // the tf32-dot profile hooks in at the two dot operands
+#include "kparity/reference/precision_profile.hpp"  // tf32-dot: the two dot operands and the k ring store
 
 namespace kparity::reference::kda {
 namespace {
@@ -172,8 +172,10 @@ void run(const ReplaySsmDecodeArgs& x) {
       } else {  // B.2.6: append at c; k only from the first value head of the group
         for (std::int64_t j = 0; j < d.V; ++j) st(x.d_cache, {s, hv, c, j}, dl[j]);
         for (std::int64_t k = 0; k < d.K; ++k) st(x.g_cache, {s, hv, c, k}, t.g[k]);
+        // The oracle stores k_hat rounded once (the op's contract); the faithful model under the
+        // tf32-dot profile rounds it through out's dtype first, as sglang's Triton kernel does.
         if (hv % d.G == 0)
-          for (std::int64_t k = 0; k < d.K; ++k) st(x.k_cache, {s, hv / d.G, c, k}, t.k_hat[k]);
+          for (std::int64_t k = 0; k < d.K; ++k) st(x.k_cache, {s, hv / d.G, c, k}, k_ring_entry(t.k_hat[k], x.out.dtype));
       }
     }
   }

@@ -17,7 +17,7 @@ std::string_view profile_name(PrecisionProfile p) noexcept {
 
 std::optional<PrecisionProfile> parse_profile(std::string_view s) noexcept {
   if (s == "faithful") return PrecisionProfile::faithful;
-  if (s == "tf32-dot") return PrecisionProfile::tf32_dot;
+  if (s == "tf32-dot" || s == "sglang-triton") return PrecisionProfile::tf32_dot;
   return std::nullopt;
 }
 

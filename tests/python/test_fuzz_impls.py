@@ -34,6 +34,21 @@ def test_correct_implementation_holds_every_property_on_gpu(op: str, tmp_path) -
     assert report.passed, report.summary()
 
 
+def test_sglang_triton_k_ring_rounding_passes_its_profile_only(tmp_path) -> None:
+    # sglang's Triton ReplaySSM stores k_hat through out's dtype before the ring (a second rounding
+    # when the ring is wider than out; measured on the H200). The tf32-dot (sglang-triton) profile
+    # models it; faithful does not, and must name the k ring.
+    impl = impls.replayssm_decode_triton_k_ring
+    strict = check_implementation("kda/replayssm_decode", impl, device="cpu", cases=300, profile="faithful",
+                                  properties=["differential"], corpus=tmp_path)
+    assert not strict.passed, strict.summary()
+    [prop] = strict.properties
+    assert prop.failure.failure_class == "wrong-values" and "k_cache" in prop.failure.details, prop.failure.details
+    profiled = check_implementation("kda/replayssm_decode", impl, device="cpu", cases=300, profile="tf32-dot",
+                                    properties=["differential"], corpus=tmp_path)
+    assert profiled.passed, profiled.summary()
+
+
 def test_contract_property_holds_behind_kparitys_checks(tmp_path) -> None:
     # with_contract puts upstream's checks (kparity.check) in front: every hostile call is refused,
     # with upstream's message and class.

@@ -2,6 +2,8 @@
 // >= cursor (AP-K8), strided state and rings against compact ones (AP-K11), oracle vs faithful.
 #include "kda_test_util.hpp"
 #include "kparity/core/format.hpp"
+#include "kparity/reference/error_bound.hpp"
+#include "kparity/reference/precision_profile.hpp"
 
 namespace kdatest {
 namespace {
@@ -155,6 +157,64 @@ TEST(KdaReplayStructure, OracleVsFaithful) {
         EXPECT_TRUE(close(f.gc, o.gc, 8 * std::ldexp(1.0, -23), 8 * std::ldexp(1.0, -24)));
         EXPECT_GT(max_abs(o.out), 0.0);
       }
+}
+
+// sglang's Triton ReplaySSM stores the k ring entry as rt(rt(k_hat, out dtype), ring dtype)
+// (fused_recurrent_linear_replayssm.py @03a70bf3 line 414; measured on the H200: b = -0.255859375 =
+// bf16(o) with a bf16 out and an fp32 ring). Under the tf32-dot (sglang-triton) profile the faithful
+// model does the same and nothing else moves (with a bf16 out there is no TF32 operand); the oracle
+// keeps the contract, k_hat rounded once. The a-priori bound then admits the second rounding, and
+// without the profile it does not.
+TEST(KdaReplayStructure, SglangTritonProfileRoundsTheKRingThroughOut) {
+  namespace r = kparity::reference;
+  const std::vector<std::int64_t> cur = {1, 2, 0};  // append rows only (L = 4: cursor 3 flushes)
+  auto make = [&] {
+    Replay x("kring", false, DType::bf16);
+    x.kc = pool(DType::f32, x.slots, x.s.H, x.L, x.s.K, false);  // a ring wider than out
+    x.kc.copy_from(randn(DType::f32, {x.slots, x.s.H, x.L, x.s.K}, "kringk", 0, 1.0));
+    x.wp = index_tensor(cur);
+    return x;
+  };
+  Replay o = make(), o_p = make(), f = make(), f_p = make();
+  ref::replayssm_decode(o.args(Precision::oracle), Precision::oracle);
+  ref::replayssm_decode(f.args(Precision::faithful), Precision::faithful);
+  r::ErrorBounds eb, eb_p;
+  {
+    const r::PrecisionProfileScope profile(*r::parse_profile("sglang-triton"));
+    ref::replayssm_decode(o_p.args(Precision::oracle), Precision::oracle);
+    ref::replayssm_decode(f_p.args(Precision::faithful), Precision::faithful);
+    Replay in = make();
+    eb_p = ref::replayssm_decode_error_bound(in.args(Precision::oracle));
+  }
+  {
+    Replay in = make();
+    eb = ref::replayssm_decode_error_bound(in.args(Precision::oracle));
+  }
+  // The oracle does not depend on the profile; out, state and the d and g rings do not move either.
+  EXPECT_EQ(o.kc.storage(), o_p.kc.storage());
+  EXPECT_EQ(f.out.storage(), f_p.out.storage());
+  EXPECT_EQ(f.state.storage(), f_p.state.storage());
+  EXPECT_EQ(f.dc.storage(), f_p.dc.storage());
+  EXPECT_EQ(f.gc.storage(), f_p.gc.storage());
+  int moved = 0, beyond_plain_bound = 0;
+  each(f.kc, [&](auto i) {
+    const TensorView v = f.kc.view();  // the bounds are row-major over k_cache's shape
+    const auto flat = static_cast<std::size_t>(((i[0] * v.size(1) + i[1]) * v.size(2) + i[2]) * v.size(3) + i[3]);
+    const double fv = f.kc.view().load(i), pv = f_p.kc.view().load(i), ov = o.kc.view().load(i);
+    const bool written = i[0] < 3 && i[2] == cur[static_cast<std::size_t>(i[0])];
+    if (!written) {
+      EXPECT_EQ(fv, pv);
+      return;
+    }
+    // The fp32 ring held the faithful k_hat exactly: the profile's entry is its bf16 rounding.
+    EXPECT_EQ(pv, round_to_dtype(fv, DType::bf16)) << flat;
+    moved += pv != fv;
+    const double d = std::fabs(pv - ov);
+    EXPECT_LE(d, eb_p.at("k_cache")[flat]) << flat << ": the profile's bound must admit the double rounding";
+    beyond_plain_bound += d > eb.at("k_cache")[flat];
+  });
+  EXPECT_GT(moved, 32) << "the second rounding should move most entries";
+  EXPECT_GT(beyond_plain_bound, 32) << "without the profile the bound should not admit it";
 }
 
 }  // namespace

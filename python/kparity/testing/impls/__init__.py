@@ -4,6 +4,8 @@
   ``paged_decode`` (sparse.py): correct implementations with upstream's calling conventions, written
   the way real kernels differ from kparity's faithful reference (fp32 math, their own reduction
   order). ``CORRECT`` maps op names to them.
+* ``replayssm_decode_triton_k_ring`` (kda.py): ``replayssm_decode`` with sglang's Triton k ring
+  store (k_hat rounded through ``out``'s dtype first); correct under the ``tf32-dot`` profile only.
 * ``planted_bugs()`` (planted.py): variants with one realistic bug each, tagged with the failure
   class ``kparity.fuzz.check_implementation`` reports for it.
 * ``with_contract(op, impl)``: ``impl`` behind kparity's own contract, the way to make an
@@ -19,7 +21,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from .kda import packed_decode, recurrent, replayssm_decode
+from .kda import packed_decode, recurrent, replayssm_decode, replayssm_decode_triton_k_ring
 from .kernels import kernels
 from .planted import PlantedBug, planted_bugs
 from .sparse import paged_decode, paged_prefill
@@ -53,4 +55,4 @@ def with_contract(op: str, impl: Callable[..., Any]) -> Callable[..., Any]:
 
 
 __all__ = ["CORRECT", "PlantedBug", "kernels", "paged_decode", "paged_prefill", "packed_decode", "planted_bugs", "recurrent",
-           "replayssm_decode", "with_contract"]
+           "replayssm_decode", "replayssm_decode_triton_k_ring", "with_contract"]

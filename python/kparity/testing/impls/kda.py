@@ -158,9 +158,21 @@ def replayssm_decode(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, d_ca
                              lower_bound, beta_in_fp32, NO_FAULTS)
 
 
+def replayssm_decode_triton_k_ring(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, d_cache, k_cache, g_cache,
+                                   out, ssm_state_indices, write_pos, force_flush=None, use_qk_l2norm_in_kernel=False,
+                                   lower_bound=None, *, beta_in_fp32=False):
+    """``replayssm_decode`` with sglang's Triton k ring store: k_hat rounded to ``out``'s dtype, then
+    converted to the ring's (fused_recurrent_linear_replayssm.py @03a70bf3, line 414
+    ``k_c.to(p_o.dtype.element_ty)``), a second rounding when the ring is wider than ``out``. Correct
+    under the ``tf32-dot`` (sglang-triton) profile, which models that point; ``faithful`` flags it."""
+    return _replayssm_decode(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, d_cache, k_cache, g_cache,
+                             out, ssm_state_indices, write_pos, force_flush, use_qk_l2norm_in_kernel,
+                             lower_bound, beta_in_fp32, NO_FAULTS, k_through_out=True)
+
+
 def _replayssm_decode(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, d_cache, k_cache, g_cache, out,
                       ssm_state_indices, write_pos, force_flush, use_qk_l2norm_in_kernel, lower_bound,
-                      beta_in_fp32, faults: _Faults):
+                      beta_in_fp32, faults: _Faults, k_through_out: bool = False):
     H, HV, K, V, G = _dims(mixed_qkv, initial_state)
     L = d_cache.shape[2]
     io = out.dtype
@@ -218,7 +230,8 @@ def _replayssm_decode(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, d_c
         s_ap, c_ap = slots[ap], c[ap]
         d_cache[s_ap, :, c_ap, :] = d[ap].to(d_cache.dtype)
         g_cache[s_ap, :, c_ap, :] = g[ap]
-        k_cache[s_ap, :, c_ap, :] = k_head[ap].to(k_cache.dtype)
+        k_entry = _rt(k_head[ap], io) if k_through_out else k_head[ap]  # sglang Triton: through out's dtype
+        k_cache[s_ap, :, c_ap, :] = k_entry.to(k_cache.dtype)
     return out, initial_state
 
 

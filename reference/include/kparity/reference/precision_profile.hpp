@@ -5,14 +5,25 @@
 // nowhere else, so a correct kernel of that family passes while a real bug still stands out.
 //
 //   faithful  (default) the rounding points of the specs (kda.md B.2.9, sparse_attention.md C.5).
-//   tf32-dot  sglang's Triton ReplaySSM decode (fla/fused_recurrent_linear_replayssm.py): with an
-//             fp32 `out`, its reconstruction dot tl.dot(d, k*W) runs on tensor cores in TF32
-//             (kda.md B.2.4 item 2), so both operands lose their 13 low mantissa bits; the model
-//             truncates them (what the MMA does with fp32 registers; a kernel that rounds to nearest
-//             instead errs by half as much, inside the rule's factor 2). 16-bit `out` is unchanged.
+//   tf32-dot  (alias sglang-triton) sglang's Triton ReplaySSM decode
+//             (fla/fused_recurrent_linear_replayssm.py @03a70bf3), at its two rounding points that
+//             the specs' faithful model does not have:
+//             1. with an fp32 `out`, its reconstruction dot tl.dot(d, k*W) runs on tensor cores in
+//                TF32 (kda.md B.2.4 item 2), so both operands lose their 13 low mantissa bits; the
+//                model truncates them (what the MMA does with fp32 registers; a kernel that rounds to
+//                nearest instead errs by half as much, inside the rule's factor 2);
+//             2. the k ring entry is stored as rt(rt(k_hat, out dtype), k_cache dtype): line 414
+//                `k_c.to(p_o.dtype.element_ty)` rounds k_hat to out's dtype, then the store converts
+//                to the ring's (measured on the H200: a bf16 `out` with an fp32 ring stored
+//                -0.255859375 = bf16(-0.2567891...); kda.md B.2.6 "Triton difference"). It matters
+//                when the ring is wider than `out`; the oracle keeps the op's contract (k_hat rounded
+//                once, at the store), and the rule's 2 |faithful - oracle| and the a-priori bound
+//                (reference/kda/error_bound.cpp) then admit the second rounding.
+//             The name stays for existing users; "sglang-triton" says what it stands for.
 //
 // The profile is per thread and set by a scope, like planted_fault.hpp; the ReplaySSM reference
-// applies it through dot_operand() at its two reconstruction operands (reference/kda/replayssm_decode.cpp).
+// applies it through dot_operand() at its two reconstruction operands and k_ring_entry() at the k
+// ring store (reference/kda/replayssm_decode.cpp), its a-priori bound through k_ring_through_out().
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -24,6 +35,7 @@ namespace kparity::reference {
 enum class PrecisionProfile { faithful, tf32_dot };
 
 std::string_view profile_name(PrecisionProfile p) noexcept;  // "faithful", "tf32-dot"
+// "faithful", "tf32-dot" or its alias "sglang-triton".
 std::optional<PrecisionProfile> parse_profile(std::string_view s) noexcept;
 PrecisionProfile precision_profile() noexcept;
 
@@ -50,6 +62,21 @@ R dot_operand(R x, DType io) noexcept {
     return io == DType::f32 && precision_profile() == PrecisionProfile::tf32_dot ? truncate_to_tf32(r) : r;
   } else {
     return x;
+  }
+}
+
+// Whether the current profile stores the ReplaySSM k ring through `out`'s dtype first (item 2 above).
+inline bool k_ring_through_out() noexcept { return precision_profile() == PrecisionProfile::tf32_dot; }
+
+// The value the faithful ReplaySSM hands to the k ring's store (which rounds it to the ring dtype):
+// k_hat itself, or under tf32-dot k_hat rounded to `out`'s dtype first. R = double (the oracle) is
+// untouched.
+template <class R>
+R k_ring_entry(R k_hat, DType out) noexcept {
+  if constexpr (std::is_same_v<R, float>) {
+    return k_ring_through_out() ? round_through(k_hat, out) : k_hat;
+  } else {
+    return k_hat;
   }
 }
 
