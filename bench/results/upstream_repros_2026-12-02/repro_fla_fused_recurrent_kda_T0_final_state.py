@@ -12,10 +12,11 @@ Affects T = 0 batches and zero-length sequences inside a cu_seqlens batch (CUDA-
 A fix: drop the early return (the token loop then runs zero times and the final store writes h0 or
 zeros), or allocate with new_zeros / copy h0 for empty sequences.
 
-    KPARITY_PEERS=.peers python bench/fuzz/probes/repro_fla_fused_recurrent_kda_T0_final_state.py
+    python repro_fla_fused_recurrent_kda_T0_final_state.py [--fla-src PATH]
 
-Imports fla from $KPARITY_PEERS (default .peers) when it holds fla/, else the installed package.
-Prints PASS/FAIL per case; exit status 1 when any case fails (the bug is present).
+Needs torch, triton and fla. Imports the installed `fla`, or the one in PATH (a flash-linear-attention
+checkout, the folder that holds `fla/`; also FLA_SRC=PATH). Prints PASS/FAIL per case; exit status 1
+when any case fails (the bug is present).
 """
 from __future__ import annotations
 
@@ -25,9 +26,15 @@ import sys
 import torch
 import torch.nn.functional as F
 
-peers = os.path.abspath(os.environ.get("KPARITY_PEERS", ".peers"))
-if os.path.isdir(os.path.join(peers, "fla")):
-    sys.path.insert(0, peers)
+
+def _fla_src() -> str | None:
+    if "--fla-src" in sys.argv:
+        return sys.argv[sys.argv.index("--fla-src") + 1]
+    return os.environ.get("FLA_SRC")
+
+
+if _fla_src():
+    sys.path.insert(0, os.path.abspath(_fla_src()))
 from fla.ops.kda import fused_recurrent_kda  # noqa: E402
 
 DEV = "cuda"

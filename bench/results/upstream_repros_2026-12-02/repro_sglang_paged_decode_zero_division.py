@@ -16,10 +16,13 @@ output for D = 16 (the fused path, forced here through the private kv_splits=1, 
 A fix: return `out` early when T * H == 0, and clamp `d_chunks_needed` to >= 1 (or d_chunk = block_d
 when block_d < 32).
 
-    KPARITY_PEERS=.peers python bench/fuzz/probes/repro_sglang_paged_decode_zero_division.py
+    python repro_sglang_paged_decode_zero_division.py [--sglang-src PATH]
 
-Imports sglang's module when installed, else the file from $KPARITY_PEERS (default .peers) with its
-ROCm-only utility imports stubbed for NVIDIA. Prints PASS/FAIL per case; exit 1 when any fails.
+Needs torch, triton and sglang on a CUDA machine. Imports the installed sglang module, or from PATH
+(also SGLANG_SRC=PATH): an sglang checkout (its python/ folder is put on sys.path and the module
+imported normally), or the file paged_decode.py itself, loaded alone with its three ROCm-only helper
+imports answered for NVIDIA (not HIP, not gfx95x/gfx1250, fp8 e4m3fn, the SM count). Prints PASS/FAIL
+per case; exit 1 when any fails.
 """
 from __future__ import annotations
 
@@ -32,31 +35,55 @@ import types
 import torch
 
 
-def load_paged_decode():
-    try:
-        from sglang.kernels.ops.attention.dsv4.unified_kv_kernels import paged_decode  # type: ignore
-        return paged_decode, paged_decode.__file__
-    except Exception:  # noqa: BLE001  (not installed: the pinned file)
-        pass
-    path = os.path.join(os.path.abspath(os.environ.get("KPARITY_PEERS", ".peers")), "paged_decode.py")
+def _sglang_src() -> str | None:
+    if "--sglang-src" in sys.argv:
+        return sys.argv[sys.argv.index("--sglang-src") + 1]
+    return os.environ.get("SGLANG_SRC")
 
-    def stub(name, **attrs):
-        m = sys.modules.get(name) or types.ModuleType(name)
-        for k, v in attrs.items():
-            setattr(m, k, v)
-        sys.modules[name] = m
-    for n in ("sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.quantization", "sglang.srt",
-              "aiter", "aiter.ops", "aiter.ops.triton", "aiter.ops.triton.utils"):
-        stub(n)
-    stub("sglang.srt.utils", is_hip=lambda: False)
-    stub("sglang.srt.utils.common", is_gfx95_supported=lambda: False, is_gfx1250_supported=lambda: False)
-    stub("sglang.kernels.ops.quantization.fp8_kernel", is_fp8_fnuz=lambda: False)
-    stub("aiter.ops.triton.utils.device_info",
-         get_num_sms=lambda: torch.cuda.get_device_properties(0).multi_processor_count)
-    spec = importlib.util.spec_from_file_location("paged_decode", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod, path
+
+def _stub(name, **attrs):
+    m = sys.modules.get(name) or types.ModuleType(name)
+    for k, v in attrs.items():
+        setattr(m, k, v)
+    sys.modules[name] = m
+
+
+def _stub_aiter() -> None:
+    """aiter (ROCm only) is asked for the SM count by _cu_count(): answer it for this GPU."""
+    for n in ("aiter", "aiter.ops", "aiter.ops.triton", "aiter.ops.triton.utils"):
+        _stub(n)
+    _stub("aiter.ops.triton.utils.device_info",
+          get_num_sms=lambda: torch.cuda.get_device_properties(0).multi_processor_count)
+
+
+def _stub_rocm_helpers() -> None:
+    """The file's sglang imports that only matter on ROCm, answered for NVIDIA (no sglang install)."""
+    for n in ("sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.quantization", "sglang.srt"):
+        _stub(n)
+    _stub("sglang.srt.utils", is_hip=lambda: False)
+    _stub("sglang.srt.utils.common", is_gfx95_supported=lambda: False, is_gfx1250_supported=lambda: False)
+    _stub("sglang.kernels.ops.quantization.fp8_kernel", is_fp8_fnuz=lambda: False)
+    _stub_aiter()
+
+
+def load_paged_decode():
+    src = _sglang_src()
+    if src and os.path.isfile(src):  # the kernel file alone
+        _stub_rocm_helpers()
+        spec = importlib.util.spec_from_file_location("paged_decode", src)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod, src
+    if src:  # a checkout
+        root = os.path.abspath(src)
+        sys.path.insert(0, os.path.join(root, "python") if os.path.isdir(os.path.join(root, "python")) else root)
+    from sglang.kernels.ops.attention.dsv4.unified_kv_kernels import paged_decode  # type: ignore
+    # On CUDA the wrapper's _cu_count() asks the ROCm-only aiter package for the SM count.
+    try:
+        import aiter.ops.triton.utils.device_info  # type: ignore  # noqa: F401
+    except ImportError:
+        _stub_aiter()
+    return paged_decode, paged_decode.__file__
 
 
 def reference(q, kv, lists, sink, scale):

@@ -12,10 +12,12 @@ Such strides arise from permuted or sliced pools, e.g. a [HV, slots, V, K] pool 
 stride comparison would reject V == 1 with an odd stride.
 Expected: accepted (or compare strides only where the size is > 1). Seen: ValueError.
 
-    KPARITY_PEERS=.peers python bench/fuzz/probes/repro_sglang_replayssm_size1_stride.py
+    python repro_sglang_replayssm_size1_stride.py [--sglang-src PATH]
 
-Raises before any kernel launch. Imports sglang's module when installed, else the file from
-$KPARITY_PEERS (default .peers). Prints PASS/FAIL; exit 1 on FAIL.
+Raises before any kernel launch. Needs torch, triton and sglang. Imports the installed sglang module,
+or from PATH (also SGLANG_SRC=PATH): an sglang checkout (its python/ folder on sys.path), or the file
+fused_recurrent_linear_replayssm.py itself (it imports only torch and triton). Prints PASS/FAIL;
+exit 1 on FAIL.
 """
 from __future__ import annotations
 
@@ -26,18 +28,24 @@ import sys
 import torch
 
 
+def _sglang_src() -> str | None:
+    if "--sglang-src" in sys.argv:
+        return sys.argv[sys.argv.index("--sglang-src") + 1]
+    return os.environ.get("SGLANG_SRC")
+
+
 def load():
-    try:
-        from sglang.kernels.ops.attention.fla import fused_recurrent_linear_replayssm as m  # type: ignore
-        return m, m.__file__
-    except Exception:  # noqa: BLE001  (not installed: the pinned file; it imports only torch and triton)
-        pass
-    path = os.path.join(os.path.abspath(os.environ.get("KPARITY_PEERS", ".peers")),
-                        "fused_recurrent_linear_replayssm.py")
-    spec = importlib.util.spec_from_file_location("fused_recurrent_linear_replayssm", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod, path
+    src = _sglang_src()
+    if src and os.path.isfile(src):  # the kernel file alone
+        spec = importlib.util.spec_from_file_location("fused_recurrent_linear_replayssm", src)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod, src
+    if src:  # a checkout
+        root = os.path.abspath(src)
+        sys.path.insert(0, os.path.join(root, "python") if os.path.isdir(os.path.join(root, "python")) else root)
+    from sglang.kernels.ops.attention.fla import fused_recurrent_linear_replayssm as m  # type: ignore
+    return m, m.__file__
 
 
 def main() -> int:
