@@ -39,12 +39,14 @@ def test_sglang_triton_k_ring_rounding_passes_its_profile_only(tmp_path) -> None
     # when the ring is wider than out; measured on the H200). The tf32-dot (sglang-triton) profile
     # models it; faithful does not, and must name the k ring.
     impl = impls.replayssm_decode_triton_k_ring
-    strict = check_implementation("kda/replayssm_decode", impl, device="cpu", cases=300, profile="faithful",
+    # 150 cases: about 1 in 10 draws has l2norm on, an append row and a ring wider than out (measured:
+    # 3 of 4 seeds fail within 40 cases); the campaign seed is fixed, so this is deterministic.
+    strict = check_implementation("kda/replayssm_decode", impl, device="cpu", cases=150, profile="faithful",
                                   properties=["differential"], corpus=tmp_path)
     assert not strict.passed, strict.summary()
     [prop] = strict.properties
     assert prop.failure.failure_class == "wrong-values" and "k_cache" in prop.failure.details, prop.failure.details
-    profiled = check_implementation("kda/replayssm_decode", impl, device="cpu", cases=300, profile="tf32-dot",
+    profiled = check_implementation("kda/replayssm_decode", impl, device="cpu", cases=150, profile="tf32-dot",
                                     properties=["differential"], corpus=tmp_path)
     assert profiled.passed, profiled.summary()
 
