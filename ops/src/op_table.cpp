@@ -23,9 +23,20 @@ constexpr ArgKind F = ArgKind::flag;
 
 bool has(const ArgBag& bag, std::string_view name) { return bag.tensors.count(std::string(name)) != 0; }
 
+// Set while output_views() runs the allocate functions: provide() then records each output as a view
+// without storage instead of allocating it, so the allocate functions stay the one derivation of
+// upstream's output shapes for both uses.
+thread_local std::map<std::string, TensorView>* views_only = nullptr;
+
 // Adds a zero tensor under `name` unless the bag has one.
 void provide(ArgBag& bag, std::map<std::string, Tensor>& owned, const std::string& name, DType t, Shape shape) {
   if (has(bag, name)) return;
+  if (views_only) {
+    const TensorView v(nullptr, t, std::span<const std::int64_t>(shape));
+    views_only->insert_or_assign(name, v);
+    bag.tensors[name] = v;
+    return;
+  }
   auto [it, _] = owned.insert_or_assign(name, Tensor(t, std::move(shape)));
   bag.tensors[name] = it->second.view();
 }
@@ -300,6 +311,19 @@ void run_reference(std::string_view op, const ArgBag& bag, reference::Precision 
 
 void allocate_outputs(std::string_view op, ArgBag& bag, std::map<std::string, Tensor>& owned) {
   op_info(op).allocate(bag, owned);
+}
+
+std::map<std::string, TensorView> output_views(std::string_view op, const ArgBag& bag) {
+  const OpInfo& info = op_info(op);
+  std::map<std::string, TensorView> views;
+  ArgBag scratch = bag;
+  std::map<std::string, Tensor> none;
+  struct Reset {
+    ~Reset() { views_only = nullptr; }
+  } reset;
+  views_only = &views;
+  info.allocate(scratch, none);
+  return views;
 }
 
 }  // namespace kparity::ops

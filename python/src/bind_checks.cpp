@@ -81,6 +81,28 @@ std::vector<Diagnostic> run_contract(CallArgs& call, const ValidateOptions& o, b
   return out;
 }
 
+// The outputs upstream allocates and returns are not the caller's to pass: sglang's paged prefill and
+// decode return `out` (and `lse`), fla's fused_recurrent_kda and chunk_kda return `o` and the final
+// state. In the op table they are the written tensors that are keyword-only parameters (not in
+// upstream's signature). A call that leaves them out is checked as upstream receives it: each missing
+// one is derived as upstream allocates it by the op table's allocate path (ops::output_views, the
+// allocate functions kparity.reference fills its outputs with, here as views without storage: no
+// memory, a null view overlaps nothing) on the device of the call's first tensor, where upstream
+// puts it. An output the caller must pass (the KDA decode ops' positional `out`) stays missing.
+void add_upstream_outputs(CallArgs& call) {
+  const ops::OpInfo& info = *call.op;
+  const auto upstream_allocated = [&](std::string_view name) {
+    const ops::Param* p = info.param(name);
+    return p != nullptr && p->keyword_only && info.writes(name);
+  };
+  bool missing = false;
+  for (const auto& w : info.written) missing |= upstream_allocated(w.name) && !call.bag.tensor(w.name);
+  if (!missing || call.tensors.empty()) return;
+  const Device device = call.tensors.front().view.device;
+  for (const auto& [name, view] : ops::output_views(info.op, call.bag))
+    if (upstream_allocated(name)) call.bag.tensors[name] = view.with_device(device);
+}
+
 nb::list to_list(std::vector<Diagnostic>&& ds) {
   nb::list l;
   for (auto& d : ds) l.append(nb::cast(std::move(d)));
@@ -144,6 +166,7 @@ PyObject* fast_contract(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnam
     if (!o.deep && memo.valid && same_options(memo.options, o) && memo.key == b.v) return PyList_New(0);
     CallArgs call;
     b.to_call(call);
+    add_upstream_outputs(call);
     std::vector<Diagnostic> found = run_contract(call, o, FirstError, fn);
     if (found.empty() && !o.deep) {
       memo.key = b.v;

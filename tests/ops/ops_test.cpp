@@ -135,6 +135,31 @@ TEST(OpTable, WrittenByHonoursOnlyIfFlags) {
   EXPECT_EQ(op.written_by(c.bag), (std::vector<std::string>{"out"}));
 }
 
+// output_views: the allocate path's shapes and dtypes without storage (kparity.check's upstream calls,
+// issue 23 defect 5), equal to what allocate_outputs allocates, the bag left as it was.
+TEST(OpTable, OutputViewsAreTheAllocatedOutputsWithoutStorage) {
+  DecodeCall c;
+  const ArgBag before = c.bag;
+  const std::map<std::string, TensorView> views = ops::output_views("sparse/paged_decode", c.bag);
+  EXPECT_EQ(c.bag.tensors.size(), before.tensors.size());
+  std::map<std::string, Tensor> owned;
+  ops::allocate_outputs("sparse/paged_decode", c.bag, owned);
+  ASSERT_EQ(views.size(), owned.size());
+  for (const auto& [name, t] : owned) {
+    ASSERT_TRUE(views.count(name)) << name;
+    const TensorView& v = views.at(name);
+    EXPECT_EQ(v.data, nullptr) << name;
+    EXPECT_EQ(v.shape(), t.shape()) << name;
+    EXPECT_EQ(v.stride_vec(), t.view().stride_vec()) << name;
+    EXPECT_EQ(v.dtype, t.dtype()) << name;
+  }
+  EXPECT_TRUE(ops::output_views("sparse/paged_decode", c.bag).empty());  // nothing left to allocate
+  owned.clear();  // the next allocation is a real one again: the views-only mode ended with the call
+  ArgBag again = before;
+  ops::allocate_outputs("sparse/paged_decode", again, owned);
+  EXPECT_NE(again.tensors.at("out").data, nullptr);
+}
+
 TEST(OpTable, TheReferenceRunsThroughTheTable) {
   DecodeCall c;
   std::map<std::string, Tensor> owned;

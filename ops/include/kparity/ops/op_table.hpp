@@ -87,5 +87,9 @@ void run_reference(std::string_view op, const ArgBag& bag, reference::Precision 
 // Adds zero tensors for the outputs of `op` the bag lacks and upstream would allocate, when the
 // shapes they derive from allow; `owned` keeps them alive.
 void allocate_outputs(std::string_view op, ArgBag& bag, std::map<std::string, Tensor>& owned);
+// The outputs allocate_outputs would add to `bag`, as views without storage (data null, contiguous
+// strides, labelled CPU): the shapes and dtypes upstream allocates, for checks of a call that leaves
+// them to upstream, at no cost in memory (a null view touches no bytes in the overlap checks).
+std::map<std::string, TensorView> output_views(std::string_view op, const ArgBag& bag);
 
 }  // namespace kparity::ops
