@@ -22,6 +22,8 @@ const std::vector<HarnessMutantInfo>& harness_mutants() {
       {M::shrink_returns_original, "shrink-returns-original", "failures are not shrunk"},
       {M::replay_ignores_expected, "replay-ignores-expected", "replay does not compare the oracle with expected.*"},
       {M::oracle_not_exact, "oracle-not-exact", "the oracle's sums in plain fp64 (index order) instead of exact"},
+      {M::oracle_fast_path_inexact, "oracle-fast-path-inexact",
+       "the oracle's SIMD lane sums taken as their plain fp64 running sum (error terms dropped, no certificate)"},
   };
   return all;
 }

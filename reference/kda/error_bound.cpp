@@ -48,8 +48,10 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 #include "kda_detail.hpp"
+#include "kparity/reference/elements.hpp"
 #include "kparity/reference/error_bound.hpp"
 #include "kparity/reference/kda.hpp"
 #include "kparity/reference/precision_profile.hpp"
@@ -68,8 +70,18 @@ std::vector<double> zeros_like(const TensorView& v) { return std::vector<double>
 std::size_t flat(const TensorView& v, std::initializer_list<std::int64_t> idx) {
   std::size_t f = 0;
   int dim = 0;
-  for (std::int64_t i : idx) f = f * static_cast<std::size_t>(v.size(dim++)) + static_cast<std::size_t>(i);
+  for (std::int64_t i : idx) f = f * static_cast<std::size_t>(v.sizes[dim++]) + static_cast<std::size_t>(i);
   return f;
+}
+// A slot index inside a state pool or ring (the bounds' element loads below do not check it again),
+// on a host view.
+void check_slot(const TensorView& v, std::int64_t s) {
+  elements::require_host(v);
+  if (v.ndim() != 4 || s >= v.size(0)) throw std::out_of_range("state slot " + std::to_string(s) + " outside the pool");
+}
+// Element (i0, i1, i2, i3) of a 4-D view, widened (elements.hpp; the caller stays inside the shape).
+double at4(const TensorView& v, std::int64_t i0, std::int64_t i1, std::int64_t i2, std::int64_t i3) {
+  return elements::load_at(v, i0 * v.strides[0] + i1 * v.strides[1] + i2 * v.strides[2] + i3 * v.strides[3]);
 }
 
 double norm2(const std::vector<double>& x) {
@@ -337,6 +349,7 @@ ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model
   for (std::int64_t r = 0; r < B; ++r) {
     const std::int64_t s = x.ssm_state_indices.at_int({r});
     if (s < 0) continue;  // padding: zeros, exact
+    check_slot(x.initial_state, s);
     for (std::int64_t hv = 0; hv < HV; ++hv) {
       Tok tok = decode_token(c, x, r, hv, H, V);
       const bool finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
@@ -344,7 +357,7 @@ ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model
       prepare_rows(tok, rows);
       std::vector<double> row(K);
       for (std::int64_t j = 0; j < V; ++j) {
-        for (std::int64_t i = 0; i < K; ++i) row[i] = x.initial_state.at({s, hv, j, i});
+        for (std::int64_t i = 0; i < K; ++i) row[i] = at4(x.initial_state, s, hv, j, i);
         double rho = 0, d_o = 0;
         step_row(c, row, rho, tok, rows, static_cast<std::size_t>(j), d_o);
         const bool ok = finite && all_finite(row);
@@ -378,6 +391,8 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
   for (std::int64_t r = 0; r < B; ++r) {
     const std::int64_t s = x.ssm_state_indices.at_int({r});
     if (s < 0) continue;
+    check_slot(x.initial_state, s);
+    check_slot(x.d_cache, s), check_slot(x.k_cache, s), check_slot(x.g_cache, s);
     const std::int64_t cpos = x.write_pos.at_int({r});
     const bool flush = cpos == L - 1 || (x.force_flush && x.force_flush->at_int({r}) != 0);
     const std::int64_t mm = cpos;  // ring entries folded
@@ -394,8 +409,8 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
       // The ring entries this step folds, read once (m x V, m x K, m x K).
       std::vector<double> rd(mm * V), rk(mm * K), rg(mm * K);
       for (std::int64_t e = 0; e < mm; ++e) {
-        for (std::int64_t j = 0; j < V; ++j) rd[e * V + j] = x.d_cache.at({s, hv, e, j});
-        for (std::int64_t i = 0; i < K; ++i) rk[e * K + i] = x.k_cache.at({s, h, e, i}), rg[e * K + i] = x.g_cache.at({s, hv, e, i});
+        for (std::int64_t j = 0; j < V; ++j) rd[e * V + j] = at4(x.d_cache, s, hv, e, j);
+        for (std::int64_t i = 0; i < K; ++i) rk[e * K + i] = at4(x.k_cache, s, h, e, i), rg[e * K + i] = at4(x.g_cache, s, hv, e, i);
       }
       // B.2.4: the decays of the ring entries and of the checkpoint.
       std::vector<double> W(mm * K), dW(mm * K), Dt(K), dDt(K);
@@ -423,7 +438,7 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
       const double g_ring = gamma_n(static_cast<double>(mm + 2), ua);
       for (std::int64_t j = 0; j < V; ++j)
         for (std::int64_t i = 0; i < K; ++i) {
-          const double s0 = x.initial_state.at({s, hv, j, i});
+          const double s0 = at4(x.initial_state, s, hv, j, i);
           double val = s0 * Dt[i], err = std::fabs(s0) * dDt[i] + u * std::fabs(s0) * (Dt[i] + dDt[i]);
           double mag = std::fabs(s0) * (Dt[i] + dDt[i]);
           for (std::int64_t e = 0; e < mm; ++e) {

@@ -5,17 +5,22 @@
 // softplus, sqrt: correctly rounded or faithful libm). Both precisions' reductions go through
 // accumulate.hpp. Build without FP contraction (the default for ISO C++ on x86-64): B.2.7 item 3
 // fixes "multiply first, then add".
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
 #include "kparity/core/dtype.hpp"
 #include "kparity/core/tensor_view.hpp"
 #include "kparity/reference/accumulate.hpp"
+#include "kparity/reference/elements.hpp"
+#include "kparity/reference/exact_lanes.hpp"
+#include "state_lanes.hpp"
 
 namespace kparity::reference::kda::detail {
 
@@ -34,6 +39,28 @@ inline std::int64_t ld_int(const TensorView& t, std::initializer_list<std::int64
 // store() rounds a double once into the dtype (A.10: oracle results are rounded exactly once).
 inline void st(const TensorView& t, std::initializer_list<std::int64_t> i, double v) {
   t.store(std::span<const std::int64_t>(i.begin(), i.size()), v);
+}
+
+// One value head's state [.., V, K] at (n, hv) of a 4-D view, transposed into ST[c * V + j], and
+// back (stores round once into the dtype, as st() does); bounds-checked once (elements.hpp).
+template <class R>
+void load_state_T(const TensorView& t, std::int64_t n, std::int64_t hv, std::int64_t V, std::int64_t K, std::vector<R>& ST) {
+  elements::require_host(t);
+  if (V == 0 || K == 0) return;
+  const std::int64_t base = elements::offset_of(t, {n, hv, std::int64_t{0}, std::int64_t{0}});
+  if (t.size(2) != V || t.size(3) != K) throw std::out_of_range("state view smaller than V x K");
+  for (std::int64_t j = 0; j < V; ++j)
+    for (std::int64_t c = 0; c < K; ++c) ST[c * V + j] = static_cast<R>(elements::load_at(t, base + j * t.strides[2] + c * t.strides[3]));
+}
+template <class R>
+void store_state_T(const TensorView& t, std::int64_t n, std::int64_t hv, std::int64_t V, std::int64_t K, const std::vector<R>& ST) {
+  elements::require_host(t);
+  if (V == 0 || K == 0) return;
+  const std::int64_t base = elements::offset_of(t, {n, hv, std::int64_t{0}, std::int64_t{0}});
+  if (t.size(2) != V || t.size(3) != K) throw std::out_of_range("state view smaller than V x K");
+  for (std::int64_t j = 0; j < V; ++j)
+    for (std::int64_t c = 0; c < K; ++c)
+      elements::store_at(t, base + j * t.strides[2] + c * t.strides[3], static_cast<double>(ST[c * V + j]));
 }
 
 // Host scalars (scale, lower_bound) reach the kernels as fp32 constants.
@@ -79,28 +106,64 @@ struct Token {
   R beta = 0;
 };
 
-// A.7 on S (V x K, row-major), in the normative order; returns o (V). Oracle: the state is a matrix
-// of fp64 values; each sum over it is exact and rounded once (v - S k in one, S + d k^T element by
-// element with one fma), the elementwise products decay and beta * (...) correctly rounded.
+// A.7 on the state of one value head, held transposed: ST[c * V + j] is S[j][c] (state_lanes.hpp),
+// in the normative order; returns o (V). Oracle: the state is a matrix of fp64 values; each sum over
+// it is exact and rounded once (v - S k in one, S + d k^T element by element with one fma), the
+// elementwise products decay and beta * (...) correctly rounded. Both precisions run their rows in
+// SIMD lanes (state_lanes.hpp, exact_lanes.hpp) when they may: the faithful model in its own order
+// (no control accumulation), the oracle on its fast paths; the lanes give the row loops' bits.
 template <class R>
-std::vector<R> recurrent_step(std::vector<R>& S, const Token<R>& t) {
+std::vector<R> recurrent_step(std::vector<R>& ST, const Token<R>& t) {
   const std::size_t K = t.k_hat.size(), V = t.v.size();
   std::vector<R> o(V);
-  for (std::size_t j = 0; j < V; ++j) {
-    R* row = &S[j * K];
-    for (std::size_t c = 0; c < K; ++c) row[c] = row[c] * t.alpha[c];  // 1. decay
-    if constexpr (kFaithful<R>) {
-      const R u = faithful_sum(K, [&](std::size_t c) { return std::pair{row[c], t.k_hat[c]}; });  // 2. predict (decayed S)
-      const R d = t.beta * (t.v[j] - u);                                                             // 3. delta
-      for (std::size_t c = 0; c < K; ++c) row[c] = faithful_madd(d, t.k_hat[c], row[c]);           // 4. rank-1 update
-      o[j] = faithful_sum(K, [&](std::size_t c) { return std::pair{row[c], t.q_s[c]}; });           // 5. readout (updated S)
-    } else {
-      const R v_minus_u = oracle_sum(K + 1, [&](std::size_t c) {  // 2.-3. v - S k
-        return c < K ? std::pair{-row[c], t.k_hat[c]} : std::pair{t.v[j], 1.0};
-      });
-      const R d = t.beta * v_minus_u;
-      for (std::size_t c = 0; c < K; ++c) row[c] = std::fma(d, t.k_hat[c], row[c]);  // 4.
-      o[j] = oracle_sum(K, [&](std::size_t c) { return std::pair{row[c], t.q_s[c]}; });  // 5.
+  auto S = [&](std::size_t j, std::size_t c) -> R& { return ST[c * V + j]; };
+  const auto Ki = static_cast<std::int64_t>(K), Vi = static_cast<std::int64_t>(V);
+  if constexpr (kFaithful<R>) {
+    if (accumulation() == Accumulation::index_order && lane_loops()) {
+      std::vector<R> u(V), d(V);
+      decay_rows(Ki, Vi, t.alpha.data(), ST.data());                     // 1. decay
+      row_dots(Ki, Vi, ST.data(), t.k_hat.data(), u.data());              // 2. predict (decayed S)
+      for (std::size_t j = 0; j < V; ++j) d[j] = t.beta * (t.v[j] - u[j]);  // 3. delta
+      update_rows_unfused(Ki, Vi, d.data(), t.k_hat.data(), ST.data());   // 4. rank-1 update
+      row_dots(Ki, Vi, ST.data(), t.q_s.data(), o.data());                // 5. readout (updated S)
+      return o;
+    }
+    for (std::size_t j = 0; j < V; ++j) {
+      for (std::size_t c = 0; c < K; ++c) S(j, c) = S(j, c) * t.alpha[c];                          // 1. decay
+      const R u = faithful_sum(K, [&](std::size_t c) { return std::pair{S(j, c), t.k_hat[c]}; });  // 2. predict
+      const R d = t.beta * (t.v[j] - u);                                                           // 3. delta
+      for (std::size_t c = 0; c < K; ++c) S(j, c) = faithful_madd(d, t.k_hat[c], S(j, c));        // 4. rank-1 update
+      o[j] = faithful_sum(K, [&](std::size_t c) { return std::pair{S(j, c), t.q_s[c]}; });         // 5. readout
+    }
+  } else {
+    auto v_minus_u = [&](std::size_t j) {  // 2.-3. v - S k
+      return oracle_sum(K + 1, [&](std::size_t c) { return c < K ? std::pair{-S(j, c), t.k_hat[c]} : std::pair{t.v[j], 1.0}; });
+    };
+    auto readout = [&](std::size_t j) { return oracle_sum(K, [&](std::size_t c) { return std::pair{S(j, c), t.q_s[c]}; }); };
+    if (oracle_fast_paths()) {
+      std::vector<R> negk(K), vmu(V), d(V), p(V), s(V), T(V);
+      std::vector<unsigned char> ok(V);
+      decay_rows(Ki, Vi, t.alpha.data(), ST.data());  // 1.
+      // 2.-3. the terms (-S[j][c], k[c]) as (S[j][c], -k[c]): the same products, zero signs included.
+      for (std::size_t c = 0; c < K; ++c) negk[c] = -t.k_hat[c];
+      std::fill(p.begin(), p.end(), -0.0), std::fill(s.begin(), s.end(), 0.0), std::fill(T.begin(), T.end(), 0.0);
+      std::fill(ok.begin(), ok.end(), 1);
+      lanes::dot2(K, V, ST.data(), V, nullptr, negk.data(), p.data(), s.data(), T.data(), ok.data());
+      for (std::size_t j = 0; j < V; ++j) lanes::dot2_step(t.v[j], 1.0, p[j], s[j], T[j], ok[j]);
+      lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K + 1, 0.0, vmu.data(), v_minus_u);
+      for (std::size_t j = 0; j < V; ++j) d[j] = t.beta * vmu[j];
+      update_rows_fused(Ki, Vi, d.data(), t.k_hat.data(), ST.data());  // 4.
+      std::fill(p.begin(), p.end(), -0.0), std::fill(s.begin(), s.end(), 0.0), std::fill(T.begin(), T.end(), 0.0);
+      std::fill(ok.begin(), ok.end(), 1);
+      lanes::dot2(K, V, ST.data(), V, nullptr, t.q_s.data(), p.data(), s.data(), T.data(), ok.data());  // 5.
+      lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K, 0.0, o.data(), readout);
+      return o;
+    }
+    for (std::size_t j = 0; j < V; ++j) {
+      for (std::size_t c = 0; c < K; ++c) S(j, c) = S(j, c) * t.alpha[c];  // 1. decay
+      const R d = t.beta * v_minus_u(j);
+      for (std::size_t c = 0; c < K; ++c) S(j, c) = std::fma(d, t.k_hat[c], S(j, c));  // 4.
+      o[j] = readout(j);                                                                 // 5.
     }
   }
   return o;

@@ -65,14 +65,12 @@ void run(const PackedDecodeArgs& x) {
     }
     for (std::int64_t hv = 0; hv < d.HV; ++hv) {
       const Token<R> t = load_token<R>(x, d, b, hv, nf);
-      std::vector<R> S(d.V * d.K);
-      for (std::int64_t j = 0; j < d.V; ++j)
-        for (std::int64_t c = 0; c < d.K; ++c) S[j * d.K + c] = static_cast<R>(ld(x.initial_state, {s, hv, j, c}));
+      std::vector<R> S(d.V * d.K);  // transposed (recurrent_step)
+      load_state_T(x.initial_state, s, hv, d.V, d.K, S);
       const std::vector<R> o = recurrent_step(S, t);
       for (std::int64_t j = 0; j < d.V; ++j) st(x.out, {b, 0, hv, j}, o[j]);
       // B.1 item 4: the state is written back (rounded to its dtype) on every step.
-      for (std::int64_t j = 0; j < d.V; ++j)
-        for (std::int64_t c = 0; c < d.K; ++c) st(x.initial_state, {s, hv, j, c}, S[j * d.K + c]);
+      store_state_T(x.initial_state, s, hv, d.V, d.K, S);
     }
   }
 }

@@ -65,17 +65,14 @@ void run(const RecurrentArgs& x) {
   const std::int64_t N = static_cast<std::int64_t>(cu.size()) - 1;
   for (std::int64_t n = 0; n < N; ++n) {
     for (std::int64_t hv = 0; hv < d.HV; ++hv) {
-      std::vector<R> S(d.V * d.K, R(0));  // absent initial state: zeros
-      if (x.initial_state)
-        for (std::int64_t j = 0; j < d.V; ++j)
-          for (std::int64_t c = 0; c < d.K; ++c) S[j * d.K + c] = static_cast<R>(ld(*x.initial_state, {n, hv, j, c}));
+      std::vector<R> S(d.V * d.K, R(0));  // absent initial state: zeros; transposed (recurrent_step)
+      if (x.initial_state) load_state_T(*x.initial_state, n, hv, d.V, d.K, S);
       for (std::int64_t t = cu[n]; t < cu[n + 1]; ++t) {  // an empty sequence passes S through
         const std::vector<R> o = recurrent_step(S, load_token<R>(x, d, t, hv));
         for (std::int64_t j = 0; j < d.V; ++j) st(x.out, {t, hv, j}, o[j]);
       }
       if (x.final_state)
-        for (std::int64_t j = 0; j < d.V; ++j)
-          for (std::int64_t c = 0; c < d.K; ++c) st(*x.final_state, {n, hv, j, c}, S[j * d.K + c]);
+        store_state_T(*x.final_state, n, hv, d.V, d.K, S);
     }
   }
 }

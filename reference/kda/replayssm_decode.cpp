@@ -2,6 +2,8 @@
 // helion/kda_replayssm.py. Rings and state are addressed through their strides only.
 #include "kda_detail.hpp"
 #include "kparity/reference/kda.hpp"
+#include "kparity/reference/elements.hpp"
+#include "kparity/reference/exact_lanes.hpp"
 #include "kparity/reference/planted_fault.hpp"
 #include "kparity/reference/precision_profile.hpp"  // tf32-dot: the two dot operands and the k ring store
 
@@ -120,6 +122,117 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
   return Sp;
 }
 
+// A [.., L, X] ring of a 4-D view at (s, head), entries 0..m-1, widened: out[i * X + j].
+void load_ring(const TensorView& t, std::int64_t s, std::int64_t head, std::int64_t m, std::int64_t X, double* out) {
+  elements::require_host(t);
+  if (m == 0 || X == 0) return;
+  const std::int64_t base = elements::offset_of(t, {s, head, std::int64_t{0}, std::int64_t{0}});
+  if (t.size(2) < m || t.size(3) != X) throw std::out_of_range("ring view smaller than its entries");
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < X; ++j) out[i * X + j] = elements::load_at(t, base + i * t.strides[2] + j * t.strides[3]);
+}
+
+// The oracle's head on its fast paths (issue 25): the same exact sums as the per-element code of
+// reconstruct<double> and run<double> below, taken in SIMD lanes over the state rows (exact_lanes.hpp)
+// on the transposed S_prev, SpT[c * V + j]; every lane certified or summed again exactly. The
+// exclusive suffix sums of g are exact in plain fp64 where short_exact_dot's argument certifies it
+// (every partial sum a multiple of 2^L below 2^(L + 53)), else taken in a LongSum as below.
+void oracle_head_fast(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t b, std::int64_t s, std::int64_t hv,
+                      std::int64_t m, std::int64_t cur, bool flush, const Head<double>& t) {
+  const std::int64_t K = d.K, V = d.V, h = hv / d.G;
+  const auto Ku = static_cast<std::size_t>(K), Vu = static_cast<std::size_t>(V), mu = static_cast<std::size_t>(m);
+  const DType io = x.out.dtype;
+  std::vector<double> G(mu * Ku), D_(mu * Vu), Kc(mu * Ku), W(mu * Ku), Dtot(Ku);
+  load_ring(x.g_cache, s, hv, m, K, G.data());
+  load_ring(x.d_cache, s, hv, m, V, D_.data());
+  load_ring(x.k_cache, s, h, m, K, Kc.data());
+  for (std::int64_t c = 0; c < K; ++c) {
+    int L = kNoLsb;
+    double abs_sum = 0;
+    for (std::int64_t i = 0; i < m; ++i) L = std::min(L, lsb_exponent(G[i * K + c])), abs_sum += std::fabs(G[i * K + c]);
+    if (m == 0 || L == kNoLsb || exact_in_fp64(abs_sum, L)) {
+      double suffix = 0.0;  // exact: every partial sum is representable (zero signs do not reach exp)
+      for (std::int64_t i = m - 1; i >= 0; --i) {
+        W[i * K + c] = std::exp(suffix);
+        suffix += G[i * K + c];
+      }
+      Dtot[c] = std::exp(suffix);
+    } else {
+      LongSum suffix;
+      for (std::int64_t i = m - 1; i >= 0; --i) {
+        W[i * K + c] = std::exp(suffix.value());
+        suffix.add(G[i * K + c]);
+      }
+      Dtot[c] = std::exp(suffix.value());
+    }
+  }
+  // B.2.4 precision item 1: both ring operands rounded to the out dtype. Rows 0..m-1 of A are the d
+  // entries; row m is the checkpoint's column c, set per c below, whose factor is Dtot[c].
+  std::vector<double> A((mu + 1) * Vu), kw(mu * Ku), S0T(Ku * Vu), SpT(Ku * Vu), bcol(mu + 1);
+  for (std::size_t i = 0; i < mu * Vu; ++i) A[i] = dot_operand(D_[i], io);
+  for (std::size_t i = 0; i < mu * Ku; ++i) kw[i] = dot_operand(Kc[i] * W[i], io);
+  load_state_T(x.initial_state, s, hv, V, K, S0T);
+  std::vector<double> p(Vu), sv(Vu), T(Vu), vmu(Vu), dl(Vu), o(Vu);
+  std::vector<unsigned char> ok(Vu);
+  auto reset = [&] {
+    std::fill(p.begin(), p.end(), -0.0), std::fill(sv.begin(), sv.end(), 0.0), std::fill(T.begin(), T.end(), 0.0);
+    std::fill(ok.begin(), ok.end(), 1);
+  };
+  for (std::int64_t c = 0; c < K; ++c) {  // S0 Dtot + the ring product, one exact sum per element
+    std::copy(S0T.begin() + c * V, S0T.begin() + (c + 1) * V, A.begin() + m * V);
+    for (std::int64_t i = 0; i < m; ++i) bcol[i] = kw[i * K + c];
+    bcol[mu] = Dtot[c];
+    reset();
+    lanes::dot2(mu + 1, Vu, A.data(), Vu, nullptr, bcol.data(), p.data(), sv.data(), T.data(), ok.data());
+    lanes::finish_lanes(Vu, p.data(), sv.data(), T.data(), ok.data(), mu + 1, 0.0, SpT.data() + c * V, [&](std::size_t j) {
+      return oracle_sum(mu + 1, [&](std::size_t i) {
+        return i < mu ? std::pair{A[i * Vu + j], kw[i * Ku + c]} : std::pair{S0T[c * V + j], Dtot[c]};
+      });
+    });
+  }
+  // B.2.5: v - Sp (k alpha) and Sp (q alpha) + dl kq, each one exact sum; (-Sp, k alpha) as (Sp, -(k alpha)).
+  std::vector<double> negka(Ku), qa(Ku);
+  for (std::int64_t k = 0; k < K; ++k) negka[k] = -(t.k_hat[k] * t.alpha[k]), qa[k] = t.q_s[k] * t.alpha[k];
+  reset();
+  lanes::dot2(Ku, Vu, SpT.data(), Vu, nullptr, negka.data(), p.data(), sv.data(), T.data(), ok.data());
+  for (std::size_t j = 0; j < Vu; ++j) lanes::dot2_step(t.v[j], 1.0, p[j], sv[j], T[j], ok[j]);
+  lanes::finish_lanes(Vu, p.data(), sv.data(), T.data(), ok.data(), Ku + 1, 0.0, vmu.data(), [&](std::size_t j) {
+    return oracle_sum(Ku + 1, [&](std::size_t k) {
+      return k < Ku ? std::pair{-SpT[k * Vu + j], t.k_hat[k] * t.alpha[k]} : std::pair{t.v[j], 1.0};
+    });
+  });
+  for (std::size_t j = 0; j < Vu; ++j) dl[j] = t.beta * vmu[j];
+  reset();
+  lanes::dot2(Ku, Vu, SpT.data(), Vu, nullptr, qa.data(), p.data(), sv.data(), T.data(), ok.data());
+  for (std::size_t j = 0; j < Vu; ++j) lanes::dot2_step(dl[j], t.kq, p[j], sv[j], T[j], ok[j]);
+  lanes::finish_lanes(Vu, p.data(), sv.data(), T.data(), ok.data(), Ku + 1, 0.0, o.data(), [&](std::size_t j) {
+    return oracle_sum(Ku + 1, [&](std::size_t k) {
+      return k < Ku ? std::pair{SpT[k * Vu + j], t.q_s[k] * t.alpha[k]} : std::pair{dl[j], t.kq};
+    });
+  });
+  for (std::int64_t j = 0; j < V; ++j) st(x.out, {b, 0, hv, j}, o[j]);
+  if (flush) {  // B.2.7: checkpoint only, no ring write; Sp alpha + dl k, one exact sum per element
+    std::vector<double> A2(2 * Vu), ST(Ku * Vu), b2(2);
+    std::copy(dl.begin(), dl.end(), A2.begin() + V);
+    for (std::int64_t k = 0; k < K; ++k) {
+      std::copy(SpT.begin() + k * V, SpT.begin() + (k + 1) * V, A2.begin());
+      b2[0] = t.alpha[k], b2[1] = t.k_hat[k];
+      reset();
+      lanes::dot2(2, Vu, A2.data(), Vu, nullptr, b2.data(), p.data(), sv.data(), T.data(), ok.data());
+      lanes::finish_lanes(Vu, p.data(), sv.data(), T.data(), ok.data(), 2, 0.0, ST.data() + k * V, [&](std::size_t j) {
+        const std::pair<double, double> decayed{SpT[k * V + j], t.alpha[k]}, update{dl[j], t.k_hat[k]};
+        return oracle_sum(2, [&](std::size_t i) { return i == 0 ? decayed : update; });
+      });
+    }
+    store_state_T(x.initial_state, s, hv, V, K, ST);
+  } else {  // B.2.6: append at the cursor; k only from the first value head of the group
+    for (std::int64_t j = 0; j < V; ++j) st(x.d_cache, {s, hv, cur, j}, dl[j]);
+    for (std::int64_t k = 0; k < K; ++k) st(x.g_cache, {s, hv, cur, k}, t.g[k]);
+    if (hv % d.G == 0)
+      for (std::int64_t k = 0; k < K; ++k) st(x.k_cache, {s, h, cur, k}, k_ring_entry(t.k_hat[k], x.out.dtype));
+  }
+}
+
 template <class R>
 void run(const ReplaySsmDecodeArgs& x) {
   const Dims d = dims_of(x);
@@ -137,6 +250,12 @@ void run(const ReplaySsmDecodeArgs& x) {
       // Positions >= c are never read (B.2.3 item 3): garbage there cannot leak in.
       // Test-only fault (planted_fault.hpp): ring_read_past_cursor folds one entry too many.
       const std::int64_t m = planted_fault() == PlantedFault::ring_read_past_cursor ? c + 1 : c;
+      if constexpr (!kFaithful<R>) {
+        if (oracle_fast_paths()) {
+          oracle_head_fast(x, d, b, s, hv, m, c, flush, t);
+          continue;
+        }
+      }
       const std::vector<R> Sp = reconstruct<R>(x, d, s, hv, m);
       std::vector<R> dl(d.V);
       for (std::int64_t j = 0; j < d.V; ++j) {  // B.2.5

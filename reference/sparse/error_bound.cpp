@@ -73,13 +73,22 @@
 #include "kparity/reference/error_bound.hpp"
 #include "kparity/reference/exact_sum.hpp"
 #include "kparity/reference/sparse.hpp"
+#include "exact_logits.hpp"
+#include "head_lanes.hpp"
+#include "kparity/reference/accumulate.hpp"
+#include "kparity/reference/elements.hpp"
 #include "sink_attention.hpp"
 
 namespace kparity::reference::sparse {
 namespace {
 
+using detail::RowStats;
 using detail::SinkAttention;
 using detail::TokenKeys;
+using detail::abs_dots;
+using detail::bound_pv;
+using detail::channel_stats;
+using detail::exact_dots_split;
 
 constexpr double kInflate = 1 + 0x1p-30;
 constexpr double kOverflow = FLT_MAX / 2;
@@ -132,6 +141,28 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
   std::vector<char> nan_column(D);
   TokenKeys live_keys;
   live_keys.D = D;
+  // Per token (issue 25): q of every head at once; with every selected value finite, what every
+  // head reads of the keys (RowStats, the channels' statistics) and the heads' |q|.|k| sums and exact
+  // dots, in lanes over heads (head_lanes.hpp, exact_logits.hpp): the same values as the per-head
+  // loops below, which remain for tokens with a non-finite selected value.
+  std::vector<double> Q(static_cast<std::size_t>(H * D)), QT, abs_all, hi_all, lo_all, av_c, vmax_c, vmin_c, amax_c,
+      t1_c(D), hv_c(D), o_c(D);
+  for (std::int64_t h = 0; h < H && D > 0; ++h)
+    elements::load_run(a.q, elements::offset_of(a.q, {t, h, std::int64_t{0}}), a.q.strides[2], D, Q.data() + h * D);
+  RowStats rs;
+  bool token_lanes = all_finite && n_all > 0 && D > 0 && lane_loops();
+  bool split = false;
+  if (token_lanes) {
+    rs.compute(keys);
+    QT.resize(Q.size());
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t d = 0; d < D; ++d) QT[d * H + h] = Q[h * D + d];
+    abs_all.resize(static_cast<std::size_t>(n_all * H));
+    abs_dots(H, D, n_all, QT.data(), keys.rows.data(), abs_all.data());
+    split = exact_dots_split(Q.data(), H, D, keys, rs, hi_all, lo_all);
+    av_c.resize(D), vmax_c.resize(D), vmin_c.resize(D), amax_c.resize(D);
+    channel_stats(D, n_all, keys.rows.data(), av_c.data(), vmax_c.data(), vmin_c.data(), amax_c.data());
+  }
   for (std::int64_t h = 0; h < H; ++h) {
     double* out_b = dst.out->data() + (t * H + h) * D;
     double* lse_b = dst.lse ? dst.lse->data() + t * H + h : nullptr;
@@ -139,7 +170,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       std::fill(out_b, out_b + D, v_out);
       if (lse_b) *lse_b = v_lse;
     };
-    for (std::int64_t d = 0; d < D; ++d) q[d] = a.q.load(std::array{t, h, d});
+    std::copy(Q.begin() + h * D, Q.begin() + (h + 1) * D, q.begin());
     const double sink = static_cast<double>(static_cast<float>(a.attn_sink.load_flat(h)));
     const double sigma = sink + a.shift;
     // Special values. A non-finite q or a NaN or +inf sink makes the whole head a special case
@@ -172,6 +203,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     }
     const TokenKeys& K = *use;
     const std::int64_t n = K.size();
+    const bool lanes = token_lanes && use == &keys;
     const int q_lsb = min_lsb_exponent(q.data(), D);
     // 1. logits and their errors; 6. overflow of a logit.
     // The fp32 constants themselves: the kernels receive fl32(scale) and fl32(shift).
@@ -185,11 +217,16 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       const double* row = K.rows.data() + j * D;
       const double shift = K.shifted[j] ? a.shift : 0.0;
       double A = 0;
-      for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
+      if (lanes) {
+        A = abs_all[j * H + h];
+      } else {
+        for (std::int64_t d = 0; d < D; ++d) A += std::fabs(q[d] * row[d]);
+      }
       A *= 1 + static_cast<double>(D) * 0x1p-52;  // an upper bound despite fp64 rounding
-      // The exact dot as the oracle takes it (short_exact_dot where it certifies, exact_sum.hpp).
-      double s, abs_s;
-      if (!short_exact_dot(q.data(), q_lsb, row, min_lsb_exponent(row, D), D, s, abs_s))
+      // The exact dot as the oracle takes it (the token's split sums, or short_exact_dot where it
+      // certifies, else exact_sum_of_products): the same correctly rounded value.
+      double s = split ? hi_all[h * n_all + j] + lo_all[h * n_all + j] : 0.0, abs_s;
+      if (s == 0 && !short_exact_dot(q.data(), q_lsb, row, lanes ? rs.lsb[j] : min_lsb_exponent(row, D), D, s, abs_s))
         s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
       l[j] = std::fma(s, a.softmax_scale, shift);
       delta[j] = std::fabs(a.softmax_scale) * (g_dot + 4 * u) * A + 4 * u * std::fabs(shift);
@@ -198,7 +235,8 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
                  std::fabs(a.softmax_scale) * A * (1 + g_dot) + std::fabs(shift) >= kOverflow;
       Delta = std::max(Delta, delta[j]);
       reach = std::max(reach, std::fabs(l[j]) + delta[j]);
-      for (std::int64_t d = 0; d < D; ++d) v_reach = std::max(v_reach, std::fabs(row[d]));
+      if (lanes) v_reach = std::max(v_reach, rs.absmax[j]);
+      else for (std::int64_t d = 0; d < D; ++d) v_reach = std::max(v_reach, std::fabs(row[d]));
     }
     // 6. the weights' common factor e^(+-wshift) of a fused exponent, and its range.
     const double wshift = u * reach * (1 + 4 * u) * kInflate;
@@ -251,18 +289,23 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       ph[j] = P_hi;
       dp[j] = std::max({P_hi - p[j], p[j] - P_lo, 0.0});
     }
-    // 4. out.
+    // 4. out. In lanes over the channels when the token allows (the same sums in the same order).
+    if (lanes) bound_pv(D, n, dp.data(), ph.data(), p.data(), K.rows.data(), t1_c.data(), hv_c.data(), o_c.data());
     for (std::int64_t d = 0; d < D; ++d) {
       double t1 = 0, hv = 0, av = 0, vmax = 0, vmin = 0, amax = 0, o = 0;
-      for (std::int64_t j = 0; j < n; ++j) {
-        const double v = K.rows[j * D + d], av_j = std::fabs(v);
-        t1 += dp[j] * av_j;
-        hv += ph[j] * av_j;
-        av += av_j;
-        vmax = std::max(vmax, v);
-        vmin = std::min(vmin, v);
-        amax = std::max(amax, av_j);
-        o += p[j] * v;
+      if (lanes) {
+        t1 = t1_c[d], hv = hv_c[d], o = o_c[d], av = av_c[d], vmax = vmax_c[d], vmin = vmin_c[d], amax = amax_c[d];
+      } else {
+        for (std::int64_t j = 0; j < n; ++j) {
+          const double v = K.rows[j * D + d], av_j = std::fabs(v);
+          t1 += dp[j] * av_j;
+          hv += ph[j] * av_j;
+          av += av_j;
+          vmax = std::max(vmax, v);
+          vmin = std::min(vmin, v);
+          amax = std::max(amax, av_j);
+          o += p[j] * v;
+        }
       }
       if (static_cast<double>(n) * amax >= kOverflow) {
         out_b[d] = INFINITY;

@@ -49,19 +49,43 @@ KPARITY_CLONES void split_dots4(std::int64_t H, std::int64_t D, const double* __
   }
 }
 
+// One key against every head (the tail of the key groups above).
+KPARITY_CLONES void split_dots1(std::int64_t H, std::int64_t D, const double* __restrict QT, const double* __restrict k0,
+                                double C, double* __restrict SH, double* __restrict SL) {
+  for (std::int64_t h = 0; h < H; ++h) SH[h] = 0.0, SL[h] = 0.0;
+  for (std::int64_t d = 0; d < D; ++d) {
+    const double* __restrict q = QT + d * H;
+    const double a0 = k0[d];
+    for (std::int64_t h = 0; h < H; ++h) {
+      const double p0 = q[h] * a0;
+      const double e0 = (p0 + C) - C;
+      SH[h] += e0;
+      SL[h] += p0 - e0;
+    }
+  }
+}
+
 }  // namespace
 
 bool exact_dots_split(const double* Q, std::int64_t H, std::int64_t D, const TokenKeys& keys, const RowStats& rs,
                       std::vector<double>& hi, std::vector<double>& lo) {
   const std::int64_t n = keys.size();
   if (D > 2048 || !rs.all_finite || !rs.all_short || H == 0 || n == 0) return false;
+  // One pass over q without branches: the non-finite and long values, max |q|, the least lsb.
   double qmax = 0;
   int q_lsb = kNoLsb;
+  std::uint64_t low = 0, special = 0;
   for (std::int64_t i = 0; i < H * D; ++i) {
-    if (!std::isfinite(Q[i]) || !short_value(Q[i])) return false;
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(Q[i]);
+    const std::uint64_t biased = (b >> 52) & 0x7ff, mant = b & ((std::uint64_t{1} << 52) - 1);
+    special |= biased == 0x7ff;
+    low |= b;
     qmax = std::max(qmax, std::fabs(Q[i]));
-    q_lsb = std::min(q_lsb, lsb_exponent(Q[i]));
+    const std::uint64_t m = biased ? mant | (std::uint64_t{1} << 52) : mant;
+    const int l = m ? std::countr_zero(m) + (biased ? static_cast<int>(biased) - 1075 : -1074) : kNoLsb;
+    q_lsb = std::min(q_lsb, l);
   }
+  if (special || (low & ((std::uint64_t{1} << 27) - 1)) != 0) return false;
   int k_lsb = kNoLsb;
   double kmax = 0;
   for (std::int64_t j = 0; j < n; ++j) k_lsb = std::min(k_lsb, rs.lsb[j]), kmax = std::max(kmax, rs.abssum[j]);
@@ -81,9 +105,12 @@ bool exact_dots_split(const double* Q, std::int64_t H, std::int64_t D, const Tok
   const double* rows = keys.rows.data();
   for (std::int64_t j = 0; j < n; j += 4) {
     const std::int64_t m = std::min<std::int64_t>(4, n - j);
-    // Short groups repeat their last key; only the first m results are kept.
-    auto key = [&](std::int64_t i) { return rows + std::min(j + i, j + m - 1) * D; };
-    split_dots4(H, D, QT.data(), key(0), key(1), key(2), key(3), C, SH.data(), SL.data());
+    auto key = [&](std::int64_t i) { return rows + (j + i) * D; };
+    if (m == 4) {
+      split_dots4(H, D, QT.data(), key(0), key(1), key(2), key(3), C, SH.data(), SL.data());
+    } else {
+      for (std::int64_t i = 0; i < m; ++i) split_dots1(H, D, QT.data(), key(i), C, SH.data() + i * H, SL.data() + i * H);
+    }
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t h = 0; h < H; ++h) {
         hi[h * n + j + i] = SH[i * H + h];

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "exact_logits.hpp"
+#include "head_lanes.hpp"
 #include "kparity/core/dtype.hpp"
 #include "kparity/reference/accumulate.hpp"
 #include "kparity/reference/elements.hpp"
@@ -108,6 +109,17 @@ void attend_faithful(const SinkAttention& a, std::int64_t t, const TokenKeys& ke
   std::vector<F> qrow(D), s(n), num(D), wv(n), dots(n);
   std::vector<double> result(D), Q;
   load_q(a, t, Q);
+  // In the faithful model's own order (no control accumulation) the dots of every head and the P.V
+  // run in lanes (head_lanes.hpp): the same sums, in the same order, from fp32 copies made once.
+  const bool lanes = accumulation() == Accumulation::index_order && lane_loops();
+  std::vector<F> QT, rows32, all_dots;
+  if (lanes) {
+    QT.resize(static_cast<std::size_t>(H * D)), rows32.resize(keys.rows.size()), all_dots.resize(static_cast<std::size_t>(n * H));
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t d = 0; d < D; ++d) QT[d * H + h] = static_cast<F>(Q[h * D + d]);
+    for (std::size_t i = 0; i < keys.rows.size(); ++i) rows32[i] = static_cast<F>(keys.rows[i]);
+    faithful_dots(H, D, n, QT.data(), rows32.data(), all_dots.data());
+  }
   for (std::int64_t h = 0; h < H; ++h) {
     for (std::int64_t d = 0; d < D; ++d) qrow[d] = static_cast<F>(Q[h * D + d]);
     const F sig = sink_logit<F>(a, h, two, shift);
@@ -115,7 +127,8 @@ void attend_faithful(const SinkAttention& a, std::int64_t t, const TokenKeys& ke
     F M = max_seed<F>();
     for (std::int64_t j = 0; j < n; ++j) {
       const double* row = keys.rows.data() + j * D;
-      dots[j] = faithful_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], static_cast<F>(row[d])}; });
+      dots[j] = lanes ? all_dots[j * H + h]
+                      : faithful_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], static_cast<F>(row[d])}; });
       s[j] = faithful_madd(dots[j], scale, keys.shifted[j] ? shift : F(0));
       if (std::isnan(s[j])) any_nan = true; else if (s[j] > M) M = s[j];
     }
@@ -137,8 +150,12 @@ void attend_faithful(const SinkAttention& a, std::int64_t t, const TokenKeys& ke
       }
       // The sink's weight folded in once, at the end (C.4 item 5).
       const F Z = faithful_sum(n + 1, [&](std::int64_t j) { return std::pair{j < n ? s[j] : w_sink, F(1)}; });
-      for (std::int64_t d = 0; d < D; ++d)
-        num[d] = faithful_sum(n, [&](std::int64_t j) { return std::pair{wv[j], static_cast<F>(keys.rows[j * D + d])}; });
+      if (lanes) {
+        faithful_pv(D, n, wv.data(), rows32.data(), num.data());
+      } else {
+        for (std::int64_t d = 0; d < D; ++d)
+          num[d] = faithful_sum(n, [&](std::int64_t j) { return std::pair{wv[j], static_cast<F>(keys.rows[j * D + d])}; });
+      }
       if (sink_leaks)
         for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
       if (!degenerate_after_sums(Z, fill, lse)) {
@@ -214,8 +231,9 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
     return oracle_sum(n, [&](std::int64_t j) { return std::pair{w[j], keys.rows[j * D + d]}; });
   };
   bool fast = oracle_fast_paths() && D > 0;
-  std::vector<std::int32_t> idx;
-  std::vector<double> b;
+  thread_local std::vector<std::int32_t> idx;
+  thread_local std::vector<double> b;
+  idx.clear(), b.clear();
   double tiny = 0.0;
   std::size_t tiny_terms = 0;
   for (std::int64_t j = 0; j < n && fast; ++j) {
@@ -237,16 +255,28 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
     for (std::int64_t d = 0; d < D; ++d) num[d] = exact_channel(d);
     return;
   }
-  std::vector<double> p(D, -0.0), s(D, 0.0), T(D, 0.0);
-  std::vector<unsigned char> ok(D, 1);
+  if (idx.size() == 1 && tiny_terms == 0) {
+    // One term: its product rounded once is the exact sum (zeros again by the rule below).
+    const double* v = keys.rows.data() + static_cast<std::int64_t>(idx[0]) * D;
+    for (std::int64_t d = 0; d < D; ++d) {
+      num[d] = b[0] * v[d];
+      if (num[d] == 0) num[d] = exact_channel(d);
+    }
+    return;
+  }
+  // Per-thread scratch: a head's lanes are re-initialised, not re-allocated (a kernel-sized call has
+  // up to 2^15 heads a call).
+  thread_local std::vector<double> p, s, T;
+  thread_local std::vector<unsigned char> ok;
+  p.assign(D, -0.0), s.assign(D, 0.0), T.assign(D, 0.0), ok.assign(D, 1);
   lanes::dot2(idx.size(), static_cast<std::size_t>(D), keys.rows.data(), static_cast<std::size_t>(D), idx.data(),
               b.data(), p.data(), s.data(), T.data(), ok.data());
   const std::size_t m = idx.size() + tiny_terms;
-  for (std::int64_t d = 0; d < D; ++d) {
-    num[d] = lanes::finish(p[d], s[d], T[d], ok[d] != 0, m, tiny * (1 + 0x1p-20), [&] { return exact_channel(d); });
-    // An exact zero's sign follows exact_sum.hpp's rule over every term, skipped ones included.
+  lanes::finish_lanes(static_cast<std::size_t>(D), p.data(), s.data(), T.data(), ok.data(), m, tiny * (1 + 0x1p-20), num,
+                      [&](std::size_t d) { return exact_channel(static_cast<std::int64_t>(d)); });
+  // An exact zero's sign follows exact_sum.hpp's rule over every term, skipped ones included.
+  for (std::int64_t d = 0; d < D; ++d)
     if (num[d] == 0) num[d] = exact_channel(d);
-  }
 }
 
 void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {

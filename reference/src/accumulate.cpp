@@ -4,6 +4,7 @@ namespace kparity::reference {
 
 constinit thread_local Accumulation detail::t_accumulation = Accumulation::index_order;
 constinit thread_local OracleEvaluation detail::t_oracle_evaluation = OracleEvaluation::fast;
+constinit thread_local bool detail::t_scalar_loops = false;
 
 namespace {
 
@@ -43,5 +44,8 @@ OracleEvaluationScope::OracleEvaluationScope(OracleEvaluation e) noexcept : prev
   detail::t_oracle_evaluation = e;
 }
 OracleEvaluationScope::~OracleEvaluationScope() { detail::t_oracle_evaluation = previous_; }
+
+ScalarLoopsScope::ScalarLoopsScope() noexcept : previous_(detail::t_scalar_loops) { detail::t_scalar_loops = true; }
+ScalarLoopsScope::~ScalarLoopsScope() { detail::t_scalar_loops = previous_; }
 
 }  // namespace kparity::reference

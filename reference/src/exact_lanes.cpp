@@ -9,6 +9,8 @@
 #include "kparity/reference/exact_lanes.hpp"
 
 #include <atomic>
+#include <bit>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -147,7 +149,47 @@ std::atomic<int>& active() {
   return k;
 }
 
+#if defined(KPARITY_LANES_X86) && defined(__GNUC__) && !defined(__clang__)
+#define KPARITY_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KPARITY_CLONES
+#endif
+
+// detail::certify (exact_sum.cpp) without branches, lane by lane.
+KPARITY_CLONES void certify_impl(std::size_t lanes, const double* __restrict p, const double* __restrict s,
+                                 const double* __restrict T, const unsigned char* __restrict ok, std::size_t m,
+                                 double extra, double* __restrict result, unsigned char* __restrict decided) {
+  const double c = 2.0 * static_cast<double>(m + 1) * 0x1p-53;
+  for (std::size_t l = 0; l < lanes; ++l) {
+    const double pl = p[l], sl = s[l], Tl = T[l];
+    const double x = pl + sl, z = x - pl;
+    const double t = (pl - (x - z)) + (sl - z);
+    const double E = c * Tl + 0x1p-1074 + extra;
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+    const double away = std::bit_cast<double>(bits + 1), toward = std::bit_cast<double>(bits - 1);
+    const double up = x > 0 ? away : toward, dn = x > 0 ? toward : away;
+    const bool finite = std::fabs(pl) <= DBL_MAX && std::fabs(sl) <= DBL_MAX && std::fabs(Tl) <= DBL_MAX;
+    const bool exact = Tl == 0 && extra == 0;
+    const bool inside = std::fabs(x) >= 0x1p-1000 && std::fabs(x) < DBL_MAX && t + E < (up - x) / 2 && t - E > -((x - dn) / 2);
+    decided[l] = ok[l] && finite && (exact || inside);
+    result[l] = exact ? pl : x;
+  }
+}
+
 }  // namespace
+
+void certify(std::size_t lanes, const double* p, const double* s, const double* T, const unsigned char* ok,
+             std::size_t m, double extra, double* result, unsigned char* decided) noexcept {
+  if (m == 0) {  // detail::certify: the empty sum is +0, whatever the lanes hold
+    for (std::size_t l = 0; l < lanes; ++l) result[l] = 0.0, decided[l] = ok[l];
+    return;
+  }
+  if (m >= (std::size_t{1} << 30)) {
+    for (std::size_t l = 0; l < lanes; ++l) decided[l] = 0;
+    return;
+  }
+  certify_impl(lanes, p, s, T, ok, m, extra, result, decided);
+}
 
 void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
           const double* b, double* p, double* s, double* T, unsigned char* ok) noexcept {

@@ -21,17 +21,27 @@ bool has_error(const std::vector<Diagnostic>& ds) {
 
 }  // namespace
 
+std::optional<reference::PlantedFault> oracle_mutant_fault() {
+  if (harness_mutant(HarnessMutant::oracle_not_exact)) return reference::PlantedFault::oracle_plain_sums;
+  if (harness_mutant(HarnessMutant::oracle_fast_path_inexact)) return reference::PlantedFault::oracle_lanes_uncompensated;
+  return std::nullopt;
+}
+
 Call run_oracle(const Call& call) {
   if (harness_mutant(HarnessMutant::oracle_is_faithful)) return run_faithful(call);
   std::optional<reference::PlantedFaultScope> inexact;
-  if (harness_mutant(HarnessMutant::oracle_not_exact)) inexact.emplace(reference::PlantedFault::oracle_plain_sums);
+  if (const auto fault = oracle_mutant_fault()) inexact.emplace(*fault);
   Call o = call;
   bool widened = false;
   for (const auto& name : o.written) {
     auto it = o.tensors.find(name);
     if (it == o.tensors.end() || !narrow_float(it->second.dtype())) continue;
     Tensor wide(DType::f32, it->second.shape());
-    wide.copy_from(it->second.view());
+    // A pure output's old contents are never read: poisoned, as the call's own buffer was, instead of
+    // converted element by element (a kernel-sized out has up to 2^24 elements).
+    const bool pure = std::find(o.pure_outputs.begin(), o.pure_outputs.end(), name) != o.pure_outputs.end();
+    if (pure) wide.poison();
+    else wide.copy_from(it->second.view());
     it->second = std::move(wide);
     widened = true;
   }

@@ -9,6 +9,8 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <ostream>
@@ -75,6 +77,9 @@ void time_case(const Call& c, const OpFuzzSpec& spec, OracleBenchRow& row) {
   fold(o, row.oracle_digest);
   fold(f, row.faithful_digest);
   if (!r.pass) throw std::runtime_error(c.op + ": the faithful model as a backend broke the rule: " + r.detail);
+  if (std::getenv("KPARITY_BENCH_VERBOSE") != nullptr)
+    std::fprintf(stderr, "    oracle %8.2f ms  faithful %8.2f ms  rule %8.2f ms  %s\n", 1e3 * (c1 - c0), 1e3 * (c2 - c1),
+                 1e3 * (c3 - c2), c.description.c_str());
   // The a-priori bound alone (the rule above computed it too).
   const double b0 = process_cpu_seconds();
   try {

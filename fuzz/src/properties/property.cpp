@@ -37,7 +37,7 @@ std::string backend_of(const Property& p) { return p.backend.empty() ? std::stri
 
 std::vector<Property> cpu_properties() {
   std::vector<Property> all;
-  for (auto&& group : {kda_properties(), sparse_properties(), hostile_properties()})
+  for (auto&& group : {kda_properties(), sparse_properties(), hostile_properties(), oracle_properties()})
     for (const auto& p : group) all.push_back(p);
   return all;
 }

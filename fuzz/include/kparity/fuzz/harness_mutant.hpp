@@ -26,6 +26,7 @@ enum class HarnessMutant {
   shrink_returns_original,   // the runner never shrinks: the failing call is the first one found
   replay_ignores_expected,   // corpus replay does not compare today's oracle with expected.*
   oracle_not_exact,          // run_oracle's sums in plain fp64, index order (PlantedFault::oracle_plain_sums)
+  oracle_fast_path_inexact,  // the oracle's lane sums uncompensated (PlantedFault::oracle_lanes_uncompensated)
 };
 
 struct HarnessMutantInfo {

@@ -172,6 +172,24 @@ class OracleEvaluationScope {
   OracleEvaluation previous_;
 };
 
+// TEST-ONLY: the faithful model and the a-priori bounds in their scalar loops, without the SIMD
+// lanes of issue 25 (which compute the same sums in the same order per lane): a test holds the lane
+// loops against these, bit for bit.
+namespace detail {
+extern constinit thread_local bool t_scalar_loops;
+}  // namespace detail
+inline bool lane_loops() noexcept { return !detail::t_scalar_loops; }
+class ScalarLoopsScope {
+ public:
+  ScalarLoopsScope() noexcept;
+  ~ScalarLoopsScope();
+  ScalarLoopsScope(const ScalarLoopsScope&) = delete;
+  ScalarLoopsScope& operator=(const ScalarLoopsScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // Whether the oracle may take its fast paths (the lane kernels, short-factor certificates): not
 // under the long-accumulator evaluation, and not under the planted fault oracle_plain_sums, which
 // must reach every oracle sum.

@@ -17,8 +17,10 @@
 // kernel computes the same p, s, T per lane as exact_sum_of_products' loop over the same terms.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kparity/reference/exact_sum.hpp"
+#include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::reference::lanes {
 
@@ -50,9 +52,33 @@ inline void dot2_step(double a, double b, double& p, double& s, double& T, unsig
 // lane's terms, which decides every case the certificate cannot).
 template <class Fallback>
 double finish(double p, double s, double T, bool ok, std::size_t m, double extra, Fallback&& fallback) {
+  // Test-only fault (planted_fault.hpp): the plain running sum, uncompensated and uncertified.
+  if (planted_fault() == PlantedFault::oracle_lanes_uncompensated && ok) [[unlikely]] return p;
   double r;
   if (ok && detail::certify(p, s, T, m, r, extra)) return r;
   return fallback();
+}
+
+// finish() for every lane at once: result[l] and decided[l] = 1 where exact_sum_of_products'
+// certificate (detail::certify, the same arithmetic) decides lane l's p, s, T for m terms plus
+// `extra`; decided[l] = 0 where the caller must fall back (ok[l] == 0, or the certificate cannot
+// decide). The planted fault oracle_lanes_uncompensated is the caller's (finish_lanes below).
+void certify(std::size_t lanes, const double* p, const double* s, const double* T, const unsigned char* ok,
+             std::size_t m, double extra, double* result, unsigned char* decided) noexcept;
+
+// Every lane's result into out[l]: certify() where it decides, else fallback(l) (exact_sum_of_products
+// over lane l's terms). The lane form of finish(), with the same test-only fault.
+template <class Fallback>
+void finish_lanes(std::size_t lanes, const double* p, const double* s, const double* T, const unsigned char* ok,
+                  std::size_t m, double extra, double* out, Fallback&& fallback) {
+  thread_local std::vector<unsigned char> decided;
+  decided.resize(lanes);
+  certify(lanes, p, s, T, ok, m, extra, out, decided.data());
+  const bool fault = planted_fault() == PlantedFault::oracle_lanes_uncompensated;
+  for (std::size_t l = 0; l < lanes; ++l) {
+    if (fault && ok[l]) [[unlikely]] out[l] = p[l];
+    else if (!decided[l]) out[l] = fallback(l);
+  }
 }
 
 // Which kernel dot2 runs: "avx512", "avx2" or "scalar" (for the benchmark's report and the tests).

@@ -23,6 +23,11 @@ enum class PlantedFault {
   // Every op, oracle mode: oracle_sum (accumulate.hpp) adds its products in plain fp64, in index
   // order, instead of exactly (the harness mutant "oracle-not-exact", fuzz/harness_mutant.hpp).
   oracle_plain_sums,
+  // Every op, oracle mode, fast paths only: the lane kernels' sums (exact_lanes.hpp lanes::finish)
+  // taken as their running fp64 sum p, the error terms dropped, instead of certified (the harness
+  // mutant "oracle-fast-path-inexact"). Invisible to the rule (last-bit fp64 errors); the oracle
+  // property against the long accumulator must see it.
+  oracle_lanes_uncompensated,
 };
 
 namespace detail {

@@ -2,18 +2,24 @@
 // The references as the differential rule runs them (properties/differential.hpp): the oracle and
 // the faithful model on clones of a call, a backend under test on a poisoned clone, and the
 // faithful model seen as a backend (the self-test's planted bugs start from it).
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kparity/fuzz/backends/backend.hpp"
 #include "kparity/fuzz/call.hpp"
 #include "kparity/reference/accumulate.hpp"
+#include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::fuzz {
 
 // The oracle run of `call` on a clone (written bf16/f16 tensors widened to fp32 when the op's
 // contract accepts that, as `kparity run --out-dtype f32` does). Throws what the reference throws.
 Call run_oracle(const Call& call);
+// The planted fault a harness mutant (harness_mutant.hpp) puts into the oracle, if any: run_oracle
+// runs under it, and so does the oracle property's shipped evaluation (oracle_properties.cpp).
+std::optional<reference::PlantedFault> oracle_mutant_fault();
+
 // The faithful run of `call` on a clone, in the call's dtypes.
 Call run_faithful(const Call& call);
 // `backend` run on a clone of `call` whose pure outputs are poisoned with NaN first.

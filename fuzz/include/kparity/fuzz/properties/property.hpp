@@ -4,7 +4,8 @@
 //
 // Where the lists are defined: kda_properties() in properties/kda_properties.cpp (and its
 // special-values half), sparse_properties() in properties/sparse_properties.cpp (likewise),
-// hostile_properties() in properties/hostile_properties.cpp, launcher_properties() in
+// hostile_properties() in properties/hostile_properties.cpp, oracle_properties() in
+// properties/oracle_properties.cpp, launcher_properties() in
 // backends/cuda/rejected_launch.cpp (or backends/no_kernels.cpp), the differential ones in
 // properties/differential.hpp.
 #include <functional>
@@ -55,6 +56,9 @@ std::string backend_of(const Property& p);
 std::vector<Property> kda_properties();
 std::vector<Property> sparse_properties();
 std::vector<Property> hostile_properties();
+// `<op>/oracle/long-accumulator` for every op (properties/oracle_properties.cpp): the shipped oracle
+// against its slow long-accumulator evaluation, bit for bit, on plain, cancelling and special-value calls.
+std::vector<Property> oracle_properties();
 
 // The reference-side properties (metamorphic, hostile): the "reference" backend.
 std::vector<Property> cpu_properties();

@@ -1,0 +1,66 @@
+// The lane loops of state_lanes.hpp: plain loops with the row index innermost, vectorised by the
+// compiler without reordering any row's operations (-ffp-contract=off keeps the unfused update
+// unfused; std::fma is one fused operation in every clone). target_clones picks AVX-512 or AVX2+FMA
+// at run time on x86-64 with GCC.
+#include "state_lanes.hpp"
+
+#include <cmath>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KPARITY_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define KPARITY_CLONES
+#endif
+
+namespace kparity::reference::kda::detail {
+namespace {
+
+template <class R>
+void decay(std::int64_t K, std::int64_t V, const R* __restrict alpha, R* __restrict ST) {
+  for (std::int64_t c = 0; c < K; ++c) {
+    const R a = alpha[c];
+    R* __restrict row = ST + c * V;
+    for (std::int64_t j = 0; j < V; ++j) row[j] = row[j] * a;
+  }
+}
+
+}  // namespace
+
+KPARITY_CLONES void decay_rows(std::int64_t K, std::int64_t V, const double* alpha, double* ST) { decay(K, V, alpha, ST); }
+KPARITY_CLONES void decay_rows(std::int64_t K, std::int64_t V, const float* alpha, float* ST) { decay(K, V, alpha, ST); }
+
+KPARITY_CLONES void update_rows_fused(std::int64_t K, std::int64_t V, const double* __restrict d,
+                                      const double* __restrict k, double* __restrict ST) {
+  for (std::int64_t c = 0; c < K; ++c) {
+    const double kc = k[c];
+    double* __restrict row = ST + c * V;
+    for (std::int64_t j = 0; j < V; ++j) row[j] = std::fma(d[j], kc, row[j]);
+  }
+}
+
+KPARITY_CLONES void update_rows_unfused(std::int64_t K, std::int64_t V, const float* __restrict d,
+                                        const float* __restrict k, float* __restrict ST) {
+  for (std::int64_t c = 0; c < K; ++c) {
+    const float kc = k[c];
+    float* __restrict row = ST + c * V;
+    for (std::int64_t j = 0; j < V; ++j) {
+      const float prod = d[j] * kc;
+      row[j] = prod + row[j];
+    }
+  }
+}
+
+KPARITY_CLONES void row_dots(std::int64_t K, std::int64_t V, const float* __restrict ST, const float* __restrict x,
+                             float* __restrict out) {
+  for (std::int64_t j = 0; j < V; ++j) out[j] = 0.0f;
+  for (std::int64_t c = 0; c < K; ++c) {
+    const float xc = x[c];
+    const float* __restrict row = ST + c * V;
+    for (std::int64_t j = 0; j < V; ++j) {
+      const float prod = row[j] * xc;
+      out[j] = out[j] + prod;
+    }
+  }
+}
+
+}  // namespace kparity::reference::kda::detail

@@ -1,0 +1,22 @@
+#pragma once
+// Private to reference/kda: the recurrence's loops over a value head's state rows laid out for SIMD
+// lanes (issue 25). The state is held transposed, ST[c * V + j] = S[j][c], so that one vector
+// instruction advances the same step of V independent rows; each lane does exactly what the scalar
+// loop over its row did, in the same order, so the bits are the same. Measured at c6c0638: the
+// oracle's recurrence ran one Dot2 per row with libm's fma() (the library is built for generic
+// x86-64) and was the larger part of a kernel-sized KDA case (bench/results/oracle_2026-12-02.md).
+#include <cstdint>
+
+namespace kparity::reference::kda::detail {
+
+// ST[c][j] *= alpha[c] (the decay, A.7 step 1), fp64 or fp32.
+void decay_rows(std::int64_t K, std::int64_t V, const double* alpha, double* ST);
+void decay_rows(std::int64_t K, std::int64_t V, const float* alpha, float* ST);
+// ST[c][j] = fma(d[j], k[c], ST[c][j]) (the oracle's rank-one update, one rounding per element).
+void update_rows_fused(std::int64_t K, std::int64_t V, const double* d, const double* k, double* ST);
+// ST[c][j] = fl32(d[j] * k[c]) + ST[c][j] (the faithful model's unfused update, kda.md B.2.7 item 3).
+void update_rows_unfused(std::int64_t K, std::int64_t V, const float* d, const float* k, float* ST);
+// out[j] = sum over c in order, from +0, of fl32(ST[c][j] * x[c]) (the faithful model's row dots).
+void row_dots(std::int64_t K, std::int64_t V, const float* ST, const float* x, float* out);
+
+}  // namespace kparity::reference::kda::detail

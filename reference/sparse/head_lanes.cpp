@@ -1,0 +1,93 @@
+// The lane loops of head_lanes.hpp. Plain loops with the lane index innermost, which the compiler
+// vectorises without reordering any one lane's operations (no reduction crosses lanes, and the
+// library is built with -ffp-contract=off, so no product is fused into a sum). target_clones picks
+// AVX-512 or AVX2 at run time on x86-64 with GCC.
+#include "head_lanes.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KPARITY_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KPARITY_CLONES
+#endif
+
+namespace kparity::reference::sparse::detail {
+
+KPARITY_CLONES void faithful_dots(std::int64_t H, std::int64_t D, std::int64_t n, const float* __restrict QT,
+                                  const float* __restrict rows, float* __restrict out) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    float* __restrict acc = out + j * H;
+    const float* __restrict k = rows + j * D;
+    for (std::int64_t h = 0; h < H; ++h) acc[h] = 0.0f;
+    for (std::int64_t d = 0; d < D; ++d) {
+      const float kv = k[d];
+      const float* __restrict q = QT + d * H;
+      for (std::int64_t h = 0; h < H; ++h) {
+        const float prod = q[h] * kv;
+        acc[h] = acc[h] + prod;
+      }
+    }
+  }
+}
+
+KPARITY_CLONES void faithful_pv(std::int64_t D, std::int64_t n, const float* __restrict w, const float* __restrict rows,
+                                float* __restrict num) {
+  for (std::int64_t d = 0; d < D; ++d) num[d] = 0.0f;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float wj = w[j];
+    const float* __restrict v = rows + j * D;
+    for (std::int64_t d = 0; d < D; ++d) {
+      const float prod = wj * v[d];
+      num[d] = num[d] + prod;
+    }
+  }
+}
+
+KPARITY_CLONES void abs_dots(std::int64_t H, std::int64_t D, std::int64_t n, const double* __restrict QT,
+                             const double* __restrict rows, double* __restrict out) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    double* __restrict acc = out + j * H;
+    const double* __restrict k = rows + j * D;
+    for (std::int64_t h = 0; h < H; ++h) acc[h] = 0.0;
+    for (std::int64_t d = 0; d < D; ++d) {
+      const double kv = k[d];
+      const double* __restrict q = QT + d * H;
+      for (std::int64_t h = 0; h < H; ++h) acc[h] += std::fabs(q[h] * kv);
+    }
+  }
+}
+
+KPARITY_CLONES void bound_pv(std::int64_t D, std::int64_t n, const double* __restrict dp, const double* __restrict ph,
+                             const double* __restrict p, const double* __restrict rows, double* __restrict t1,
+                             double* __restrict hv, double* __restrict o) {
+  for (std::int64_t d = 0; d < D; ++d) t1[d] = 0.0, hv[d] = 0.0, o[d] = 0.0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double a = dp[j], b = ph[j], c = p[j];
+    const double* __restrict v = rows + j * D;
+    for (std::int64_t d = 0; d < D; ++d) {
+      const double av = std::fabs(v[d]);
+      t1[d] += a * av;
+      hv[d] += b * av;
+      o[d] += c * v[d];
+    }
+  }
+}
+
+KPARITY_CLONES void channel_stats(std::int64_t D, std::int64_t n, const double* __restrict rows, double* __restrict av,
+                                  double* __restrict vmax, double* __restrict vmin, double* __restrict amax) {
+  for (std::int64_t d = 0; d < D; ++d) av[d] = 0.0, vmax[d] = 0.0, vmin[d] = 0.0, amax[d] = 0.0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double* __restrict v = rows + j * D;
+    for (std::int64_t d = 0; d < D; ++d) {
+      const double x = v[d], ax = std::fabs(x);
+      av[d] += ax;
+      vmax[d] = std::max(vmax[d], x);
+      vmin[d] = std::min(vmin[d], x);
+      amax[d] = std::max(amax[d], ax);
+    }
+  }
+}
+
+}  // namespace kparity::reference::sparse::detail

@@ -1,0 +1,29 @@
+#pragma once
+// Private to reference/sparse: the per-token loops of the faithful model and the a-priori bound laid
+// out for SIMD lanes (issue 25). Each lane is one sum, over heads (q.k) or channels (P.V), taken in
+// the same order and with the same operations as the scalar loop it replaces, so every lane gives
+// the scalar loop's bits; only independent sums share a vector. Measured: the faithful P.V walked
+// the keys' rows column by column (a stride of D doubles) and the bound recomputed per head what
+// only depends on the token (bench/results/oracle_2026-12-02.md).
+#include <cstdint>
+
+namespace kparity::reference::sparse::detail {
+
+// Faithful q.k (accumulate.hpp's index order): out[j * H + h] = sum over d in order, from +0, of
+// fl32(QT[d * H + h] * k_j[d]) (fp32 products and sums), for the n keys rows[j * D ...] (fp32).
+void faithful_dots(std::int64_t H, std::int64_t D, std::int64_t n, const float* QT, const float* rows, float* out);
+// Faithful P.V: num[d] = sum over j in order, from +0, of fl32(w[j] * rows[j * D + d]).
+void faithful_pv(std::int64_t D, std::int64_t n, const float* w, const float* rows, float* num);
+
+// The bound's A_j = sum over d in order of |q_d k_jd| (fp64), every head at once: out[j * H + h].
+void abs_dots(std::int64_t H, std::int64_t D, std::int64_t n, const double* QT, const double* rows, double* out);
+// The bound's per-channel sums over the keys in order, for one head's weights: t1[d] += dp_j |v|,
+// hv[d] += ph_j |v|, o[d] += p_j v (from 0).
+void bound_pv(std::int64_t D, std::int64_t n, const double* dp, const double* ph, const double* p, const double* rows,
+              double* t1, double* hv, double* o);
+// The bound's per-channel statistics over the keys in order, shared by every head: av[d] = sum |v|,
+// vmax[d] = max(0, v...), vmin[d] = min(0, v...), amax[d] = max |v| (as std::max/min fold them).
+void channel_stats(std::int64_t D, std::int64_t n, const double* rows, double* av, double* vmax, double* vmin,
+                   double* amax);
+
+}  // namespace kparity::reference::sparse::detail
