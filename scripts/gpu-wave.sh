@@ -29,8 +29,9 @@ built_at=/work/main
 if [ "$ROOT" != "$built_at" ] && [ ! -e "$built_at" ]; then mkdir -p "$(dirname "$built_at")" && ln -s "$ROOT" "$built_at"; fi
 if [ -f .gpu/bundle.tar.xz ] && [ ! -x build/tests/test_gpu_kda ]; then tar -xJf .gpu/bundle.tar.xz -C "$ROOT"; fi
 if ls .deps/*.deb >/dev/null 2>&1; then
-  mkdir -p .deps/root
-  for f in .deps/*.deb; do dpkg -x "$f" .deps/root; done
+  # Unpacked once: two waves may run side by side in one call.
+  if mkdir .deps/root 2>/dev/null; then for f in .deps/*.deb; do dpkg -x "$f" .deps/root; done; touch .deps/root/.done; fi
+  for _ in $(seq 60); do [ -f .deps/root/.done ] && break; sleep 1; done
   export LD_LIBRARY_PATH=$ROOT/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 export BUILD=build KPARITY_CLI=$ROOT/build/cli/kparity
