@@ -9,6 +9,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "fuzz_impl_campaign.hpp"
 #include "kparity/fuzz/campaign/campaign.hpp"
 #include "kparity/fuzz/campaign/merge.hpp"
 #include "kparity/fuzz/campaign/report.hpp"
@@ -106,6 +107,7 @@ int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
     }
     po.profile = *profile;
   }
+  if (!apply_impl_campaign_options(po)) return kExitBadInput;  // --preset, --max-findings, --known
   std::vector<fz::Property> props;
   for (auto& p : fz::implementation_properties(backend, fz::op_specs(), po))
     if (p.kind != "hostile" || p.name == c.property) props.push_back(std::move(p));
@@ -117,8 +119,7 @@ int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
   for (std::size_t i = 0; i < plugin->ops().size(); ++i) std::printf("%s%s", i ? ", " : "", plugin->ops()[i].c_str());
   std::printf("\n");
   std::fflush(stdout);
-  const fz::CampaignResult r = fz::run_campaign(props, c, {{backend.name, true, ""}}, std::cout);
-  return r.passed() ? kExitOk : kExitMismatch;
+  return run_impl_campaign(props, po, c, backend.name);
 }
 
 #else

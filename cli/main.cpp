@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#ifdef KPARITY_HAVE_FUZZ
+#include "fuzz_impl_campaign.hpp"
+#endif
 
 #ifndef KPARITY_VERSION
 #define KPARITY_VERSION "unknown"
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
   merge_cmd->add_option("reports", fm.reports, "The shards' report files")->required();
   merge_cmd->add_option("-o,--output", fm.output, "Write the merged report here");
   fuzz_cmd->add_option("--impl", fz.impl, "Fuzz this implementation plugin (a shared library written to kparity/impl_abi.h) against the references");
+  add_impl_campaign_options(*fuzz_cmd);  // --preset, --max-findings, --known (fuzz_impl_campaign.hpp)
 #endif
 
   try {

@@ -17,9 +17,11 @@
 #include <sstream>
 
 #include "case_handle.hpp"
+#include "kparity/fuzz/backends/findings.hpp"
 #include "kparity/fuzz/backends/implementation.hpp"
 #include "kparity/fuzz/campaign/campaign.hpp"
 #include "kparity/fuzz/campaign/report.hpp"
+#include "kparity/fuzz/generators/presets.hpp"
 #include "kparity/ops/op_table.hpp"
 #include "protocol.hpp"
 
@@ -50,6 +52,43 @@ json case_header(CaseHandle& h, std::vector<std::byte>& payload) {
   }
   return {{"type", "case"}, {"op", c.op}, {"description", c.description}, {"scalars", scalars}, {"flags", flags},
           {"tensors", tensors}};
+}
+
+// What the Python side's supports= predicate sees of a call (kparity.fuzz.CallInfo): shapes,
+// dtypes, strides, scalars and flags, never the tensors' values.
+json call_info(const Call& c, const std::string& preset) {
+  json scalars = json::object(), flags = json::object(), tensors = json::array();
+  for (const auto& [k, v] : c.scalars) scalars[k] = scalar_text(v);
+  for (const auto& [k, v] : c.flags) flags[k] = v;
+  const ops::OpInfo& info = ops::op_info(c.op);
+  for (const auto& [name, t] : c.tensors) {
+    const TensorView v = t.view();
+    const bool written = std::find(c.written.begin(), c.written.end(), name) != c.written.end();
+    const ops::Param* p = info.param(name);
+    tensors.push_back({{"name", name}, {"dtype", dtype_name(v.dtype)}, {"shape", v.shape()}, {"strides", v.stride_vec()},
+                       {"storage_offset", t.storage_offset()}, {"contiguous", v.is_contiguous()},
+                       {"returned", written && p && p->keyword_only}});
+  }
+  return {{"op", c.op}, {"description", c.description}, {"scalars", scalars}, {"flags", flags},
+          {"tensors", tensors}, {"preset", preset}};
+}
+
+// Asks the Python side whether the implementation supports a call: "" or why not.
+std::string ask_supports(Channel& ch, const Call& c, const std::string& preset) {
+  Message out, in;
+  out.header = {{"type", "supports"}, {"call", call_info(c, preset)}};
+  try {
+    ch.send(out);
+    in = ch.receive();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::_Exit(3);  // nobody is listening any more: no campaign to finish
+  }
+  if (in.header.value("type", "") != "supports")
+    throw std::runtime_error("kparity-fuzz-host: expected the answer to a supports question");
+  if (in.header.at("ok").get<bool>()) return "";
+  const std::string why = in.header.value("reason", "");
+  return why.empty() ? "outside the declared domain" : why;
 }
 
 std::span<const std::byte> slice(const Message& m, const json& entry) {
@@ -137,6 +176,7 @@ std::function<bool(Call&)> adapter(const json& accepted) {
 
 json run(Channel& ch, const json& cfg) {
   const std::string op = cfg.at("op"), name = cfg.at("name");
+  const std::string preset_name = cfg.value("preset", "");
   fuzz::Backend backend{name, {op}, [&ch](Call& c) { run_case(ch, c); }};
   fuzz::ImplPropertyOptions po;
   po.kinds = cfg.at("kinds").get<std::vector<std::string>>();
@@ -144,6 +184,15 @@ json run(Channel& ch, const json& cfg) {
   po.on_device = cfg.at("on_device");
   po.contract_messages = cfg.at("contract_messages");
   po.adapt = adapter(cfg.at("accepted"));
+  if (!preset_name.empty() && preset_name != "small" && preset_name != "large") {
+    po.preset = fuzz::find_shape_preset(preset_name);
+    if (!po.preset)
+      throw std::invalid_argument("unknown preset '" + preset_name + "' (known: " + fuzz::shape_preset_names() + ")");
+    if (const std::string why = fuzz::preset_mismatch(*po.preset, op); !why.empty()) throw std::invalid_argument(why);
+  }
+  if (cfg.value("supports", false))
+    po.supports = [&ch, preset_name](const Call& c) { return ask_supports(ch, c, preset_name); };
+  po.ledgers = std::make_shared<std::map<std::string, std::shared_ptr<fuzz::FindingLedger>>>();
   const auto profile = reference::parse_profile(cfg.at("profile").get<std::string>());
   if (!profile) throw std::invalid_argument("unknown precision profile");
   po.profile = *profile;
@@ -158,9 +207,12 @@ json run(Channel& ch, const json& cfg) {
   c.shrink = cfg.at("shrink");
   c.corpus_dir = cfg.at("corpus");
   props = fuzz::select_properties(props, c);
+  fuzz::FindingRunOptions fo;
+  fo.max_findings = cfg.value("max_findings", 5);
+  fo.known = cfg.value("known", std::vector<std::string>{});
   std::ostringstream log;
-  const fuzz::CampaignResult r = fuzz::run_campaign(props, c, {{name, true, ""}}, log);
-  return {{"type", "done"}, {"report", fuzz::report_json(r)}, {"log", log.str()}};
+  const fuzz::FindingCampaign r = fuzz::run_finding_campaign(props, *po.ledgers, c, fo, {{name, true, ""}}, log);
+  return {{"type", "done"}, {"report", r.report()}, {"log", log.str()}};
 }
 
 }  // namespace

@@ -49,9 +49,13 @@ def test_wrong_return_type_and_shape(tmp_path) -> None:
 
     def returns_transposed(*args, **kw):
         return impls.paged_decode(*args, **kw).transpose(0, 1).contiguous()
-    report = run("sparse/paged_decode", returns_transposed, tmp_path, properties="differential")
-    f = report.failures[0]
-    assert f.failure_class == "bad-return" and "returned `out` of shape" in f.message
+    report = run("sparse/paged_decode", returns_transposed, tmp_path, properties="differential", max_findings=3)
+    # Several findings: the tuple of (out, lse) has no transpose (crashed), a transposed `out` of
+    # the wrong shape (bad-return), and T == H, where the shape is right and the values are not.
+    by_class = {f.failure_class: f for f in report.failures}
+    f = by_class["bad-return"]
+    assert "returned `out` of shape" in f.message
+    assert {"crashed", "wrong-values"} <= set(by_class), report.summary()
 
     def returns_a_copy(*args, **kw):  # upstream returns the caller's own buffers
         out, state = impls.packed_decode(*args, **kw)
@@ -96,11 +100,12 @@ def test_exceptions_are_classified(tmp_path) -> None:
 
     def unsupported(*args, **kw):
         raise NotImplementedError("head dim 16")
-    report = run("sparse/paged_decode", unsupported, tmp_path, properties="differential")
+    report = run("sparse/paged_decode", unsupported, tmp_path, properties="differential", cases=10)
     [p] = report.properties
     assert not p.passed and p.cases == 0 and p.discarded > 0
-    assert p.failure.failure_class == "not-exercised"
+    assert p.failure.failure_class == "not-exercised" and p.verdict == "not exercised"
     assert "gave up" in p.failure.details and "NotImplementedError: head dim 16" in p.failure.details
+    assert p.declined > 0 and not p.findings
 
 
 def test_contract_messages_can_be_required(tmp_path) -> None:
@@ -118,7 +123,8 @@ def test_contract_messages_can_be_required(tmp_path) -> None:
 
 def test_signature_without_a_kparity_keyword_is_adapted(tmp_path) -> None:
     # V-base prefill: no return_lse, no replicated_logit_shift (sparse_attention.md A.2). Calls that
-    # ask for lse are run without it; calls with a shift are discarded.
+    # ask for lse are run without it; calls with a shift are outside what it can be called with:
+    # redrawn, and counted in the coverage.
     def v_base(q, unified_kv, kv_indices_prefix, kv_indptr_prefix, kv, kv_indices_extend, kv_indptr_extend,
                attn_sink, softmax_scale):
         return impls.paged_prefill(q, unified_kv, kv_indices_prefix, kv_indptr_prefix, kv, kv_indices_extend,
@@ -127,7 +133,10 @@ def test_signature_without_a_kparity_keyword_is_adapted(tmp_path) -> None:
     assert report.passed, report.summary()
     p = report.properties[0]
     assert p.buckets.get("no-lse", 0) + p.buckets.get("lse", 0) > 0
-    assert p.discarded > 0  # shifted calls
+    assert p.cases == 60 and p.discarded == 0
+    [(reason, n)] = p.coverage.reasons.items()  # shifted calls
+    assert reason.startswith("signature") and n == p.coverage.outside > 0
+    assert 0.5 < p.coverage.share < 1.0 and p.coverage.drawn == p.coverage.inside + p.coverage.outside
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -22,8 +22,10 @@ def test_the_planted_bugs_cover_every_failure_class_a_python_impl_can_earn() -> 
 
 @pytest.mark.parametrize("bug", BUGS, ids=[b.name for b in BUGS])
 def test_planted_bug_is_caught_with_its_class(bug: impls.PlantedBug, tmp_path) -> None:
+    # One finding is what this test is about: the run stops there (max_findings=1), so `cases` is
+    # the number of cases it took.
     report = check_implementation(bug.op, bug.impl, device="cpu", cases=bug.max_cases, properties=list(bug.properties),
-                                  corpus=tmp_path, **bug.options)
+                                  corpus=tmp_path, max_findings=1, **bug.options)
     assert not report.passed, f"{bug.name} not caught in {bug.max_cases} cases:\n{report.summary()}"
     [prop] = report.properties
     assert prop.failure is not None
@@ -37,7 +39,8 @@ def test_planted_bug_is_caught_with_its_class(bug: impls.PlantedBug, tmp_path) -
 
 def test_repro_line_replays_the_failure(tmp_path) -> None:
     bug = next(b for b in BUGS if b.name == "wrong-gqa-head-mapping")
-    first = check_implementation(bug.op, bug.impl, device="cpu", cases=200, corpus=tmp_path, properties=["differential"])
+    first = check_implementation(bug.op, bug.impl, device="cpu", cases=200, corpus=tmp_path, properties=["differential"],
+                                 max_findings=1)
     line = first.failures[0].repro
     props = re.search(r"properties=\['([^']+)'\]", line).group(1)
     seed = int(re.search(r"seed=(0x[0-9a-f]+)", line).group(1), 16)

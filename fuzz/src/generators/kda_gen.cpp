@@ -15,6 +15,7 @@
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
 #include "kparity/fuzz/backends/reference.hpp"
+#include "kparity/fuzz/generators/presets.hpp"
 #include "kparity/ops/op_table.hpp"
 
 namespace kparity::fuzz {
@@ -75,6 +76,7 @@ void draw_common(KdaShape& s, const GenConfig& cfg, const KdaDrawOptions& o, Not
   s.gate_dt = pick<bool>({{3, true}, {1, false}}) ? s.act : DType::f32;
   // Upstream keeps A_log/dt_bias in fp32 (a 16-bit copy is a warning, C.3 O7); the kernels take both.
   s.params_dt = pick<DType>({{6, DType::f32}, {1, DType::bf16}});
+  if (const KdaPreset* p = kda_preset(cfg)) apply_kda_preset(*p, s);  // a real model's heads and dtypes
   if (s.values == V::exact) {
     s.l2norm = false;  // the +1e-6 of the norm makes normalised values inexact (testing guide 1.4)
     s.lower_bound = pick<bool>({{1, true}, {1, false}}) ? std::optional<double>(0.0) : std::nullopt;
@@ -107,7 +109,9 @@ void draw_decode(KdaShape& s, const GenConfig& cfg, Notes& n) {
   // Large calls keep the state pool near 4 Mi elements (16 MiB in fp32) so a CPU oracle run of a
   // kernel-sized case stays well under a second.
   const I per_slot = s.HV() * s.V * s.K;
-  const I cap = cfg.large ? std::clamp<I>(4 * 1024 * 1024 / per_slot - 2, 1, 16) : 8;
+  const I cap = kda_preset(cfg) ? kda_preset(cfg)->max_batch
+                : cfg.large      ? std::clamp<I>(4 * 1024 * 1024 / per_slot - 2, 1, 16)
+                                 : 8;
   // An empty batch is legal for the packed decode (ReplaySSM rejects it, C.3 O15).
   s.B = !replay && chance(4) ? 0 : *between(1, cap);
   const auto padding = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(s.B),
@@ -140,6 +144,8 @@ void draw_decode(KdaShape& s, const GenConfig& cfg, Notes& n) {
   std::vector<std::pair<int, I>> lengths = {{2, 1}, {1, 2}, {1, 3}, {3, 4}, {1, 8}, {1, 15}, {2, 16}, {1, 17}};
   if (cfg.large) lengths.insert(lengths.end(), {{2, 31}, {2, 32}, {2, 33}});
   s.L = pick<I>(lengths);
+  if (const KdaPreset* p = kda_preset(cfg); p && !p->ring_lengths.empty())
+    s.L = p->ring_lengths[static_cast<std::size_t>(*between(0, static_cast<I>(p->ring_lengths.size()) - 1))];
   s.has_force = chance(60);
   s.beta_fp32 = chance(35);
   s.a3d = chance(50);
@@ -195,7 +201,8 @@ void draw_decode(KdaShape& s, const GenConfig& cfg, Notes& n) {
 
 void draw_recurrent(KdaShape& s, const GenConfig& cfg, const KdaDrawOptions& o, Notes& n) {
   // One sequence half of the time (the decode-like and single-token prefill cases), else varlen.
-  const I N = pick<bool>({{1, true}, {1, false}}) ? 1 : *between(2, cfg.large ? 6 : 3);
+  I N = pick<bool>({{1, true}, {1, false}}) ? 1 : *between(2, cfg.large ? 6 : 3);
+  if (const KdaPreset* p = kda_preset(cfg)) N = std::min(N, p->max_sequences);
   std::vector<std::pair<int, I>> lengths = {{1, 0}, {2, 1}, {1, 2}, {2, -1}, {1, 15}, {2, 16}, {1, 17}};
   if (cfg.large) lengths.insert(lengths.end(), {{1, 31}, {1, 32}, {1, 33}, {1, 63}, {1, 64}, {1, 65}});
   s.seqlens.clear();
@@ -203,6 +210,8 @@ void draw_recurrent(KdaShape& s, const GenConfig& cfg, const KdaDrawOptions& o, 
     const I len = pick<I>(lengths);
     s.seqlens.push_back(len >= 0 ? len : *between(3, 8));  // -1: a plain short sequence
   }
+  if (const KdaPreset* p = kda_preset(cfg); p && !p->seq_lengths.empty())  // a preset's few tokens
+    for (I& len : s.seqlens) len = std::min(len, *std::max_element(p->seq_lengths.begin(), p->seq_lengths.end()));
   if (s.values == KdaValues::exact) {
     // With beta = 1/2 every token adds a bit to the touched state entries; eight tokens keep the
     // readout (K terms of state x q x scale) inside fp32's 24 bits, so the run stays exact.

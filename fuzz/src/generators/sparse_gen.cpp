@@ -20,6 +20,7 @@
 #include "kparity/diagnostics/checker.hpp"
 #include "kparity/diagnostics/contracts/sparse_paged_decode.hpp"
 #include "kparity/diagnostics/contracts/sparse_paged_prefill.hpp"
+#include "kparity/fuzz/generators/presets.hpp"
 #include "kparity/fuzz/generators/sparse_case.hpp"
 
 namespace kparity::fuzz {
@@ -165,13 +166,18 @@ struct CsrDraw {
 
 class Drawer {
  public:
-  Drawer(const GenConfig& cfg, bool prefill) : cfg_(cfg), prefill_(prefill) {}
+  Drawer(const GenConfig& cfg, bool prefill)
+      : cfg_(cfg), prefill_(prefill), preset_(sparse_preset(cfg)) {}
   Call draw();
 
  private:
   void bucket(std::string b) { buckets_.insert(std::move(b)); }
   void draw_shape();
+  void draw_preset_shape();
+  void note_shape();
   CsrDraw draw_csr(I rows, bool sentinels, I max_len, std::uint64_t seed);
+  PresetList preset_list(const Source& s) const;
+  CsrDraw preset_csr(const Source& s, I rows, std::uint64_t seed);
   void note_csr(const CsrDraw& c, I rows);
   I draw_sentinel();
   Layout draw_layout(bool rows_tensor);
@@ -184,9 +190,30 @@ class Drawer {
   DType dt_ = DType::bf16;
   I T_ = 1, H_ = 1, D_ = 1, max_len_ = 1;
   std::string sink_desc_;
+  const SparsePreset* preset_;  // a real model's shapes (presets.hpp), or null
+  I topk_ = 0;                  // the preset's top-k of this call
 };
 
+// A real model's sizes (presets.hpp), each from the preset's list, simplest (first) preferred
+// when shrinking.
+void Drawer::draw_preset_shape() {
+  const auto from = [](const std::vector<I>& xs) {
+    std::vector<Opt<I>> o;
+    for (I x : xs) o.push_back({1, x});
+    return pick_size(o, std::numeric_limits<I>::max());
+  };
+  dt_ = preset_->dtype;
+  bucket(dt_ == DType::bf16 ? "bf16" : "f16");
+  D_ = from(preset_->D);
+  H_ = from(preset_->H);
+  T_ = from(preset_->T);
+  topk_ = from(preset_->topk);
+  max_len_ = topk_ + preset_->window;
+  note_shape();
+}
+
 void Drawer::draw_shape() {
+  if (preset_) return draw_preset_shape();
   dt_ = pick<DType>({{1, DType::bf16}, {1, DType::f16}});
   bucket(dt_ == DType::bf16 ? "bf16" : "f16");
   if (!cfg_.large) {
@@ -209,6 +236,10 @@ void Drawer::draw_shape() {
                    kLargeBudget / (2 * D_ * H_));
     max_len_ = std::clamp<I>(kLargeBudget / (2 * D_ * H_ * std::max<I>(T_, 1)), 1, 130);
   }
+  note_shape();
+}
+
+void Drawer::note_shape() {
   if (T_ == 0) bucket("T=0");
   if (T_ == 1) bucket("T=1");
   if (H_ == 1) bucket("H=1");
@@ -313,6 +344,20 @@ CsrDraw Drawer::draw_csr(I rows, bool sentinels, I max_len, std::uint64_t seed) 
   return c;
 }
 
+PresetList Drawer::preset_list(const Source& s) const {
+  if (!prefill_) return PresetList::decode;
+  return std::string_view(s.rows) == "unified_kv" ? PresetList::prefix : PresetList::extend;
+}
+
+// A real model's lists (presets.hpp): top-k rows and the sliding window, from the seed alone.
+CsrDraw Drawer::preset_csr(const Source& s, I rows, std::uint64_t seed) {
+  CsrDraw c;
+  c.mode = "top-k " + std::to_string(topk_) + "+window";
+  preset_index_lists(*preset_, preset_list(s), topk_, T_, rows, seed, c.idx, c.ptr);
+  note_csr(c, rows);
+  return c;
+}
+
 // Buckets from what the op will actually read, not from the knobs that were meant to produce it.
 void Drawer::note_csr(const CsrDraw& c, I rows) {
   for (I t = 0; t < T_; ++t) {
@@ -353,7 +398,8 @@ Layout Drawer::draw_layout(bool rows_tensor) {
 }
 
 Tensor Drawer::draw_sink(std::uint64_t seed) {
-  const DType dt = pick<DType>({{6, DType::f32}, {1, DType::bf16}, {1, DType::f16}});
+  const int other = preset_ && preset_->sink_dtype == DType::f32 ? 0 : 1;  // a preset's sink is fp32
+  const DType dt = pick<DType>({{6, DType::f32}, {other, DType::bf16}, {other, DType::f16}});
   const I pad = pick<I>({{6, 0}, {1, 1}, {1, 3}});
   if (dt != DType::f32) bucket("sink-dtype");
   if (pad) bucket("sink-padding");
@@ -453,12 +499,14 @@ Call Drawer::draw() {
   std::vector<I> alloc_rows;
   for (const auto& s : sources) {
     const bool prefix_like = std::string_view(s.rows) == "unified_kv";
-    const I rows = cfg_.large
+    const I rows = preset_ ? preset_source_rows(*preset_, preset_list(s), topk_, T_)
+                   : cfg_.large
                        ? pick<I>({{1, 0}, {2, 1}, {3, 16}, {3, 64}, {2, prefix_like ? 200 : 100}, {1, prefix_like ? 600 : 300}})
                        : pick<I>({{1, 0}, {2, 1}, {2, 2}, {2, 3}, {2, 4}, {1, 6}, {1, 8}, {1, 12}});
     // Unselected rows past the selectable ones: the special values need somewhere to hide.
     const I extra = cfg_.special_values ? pick<I>({{2, 1}, {1, 2}}) : pick<I>({{3, 0}, {1, 1}, {1, 2}});
-    const CsrDraw csr = draw_csr(rows, s.sentinels, max_len_, sub_seed(seed, s.indices));
+    const CsrDraw csr = preset_ ? preset_csr(s, rows, sub_seed(seed, s.indices))
+                                : draw_csr(rows, s.sentinels, max_len_, sub_seed(seed, s.indices));
     Tensor idx(idx_dt, {static_cast<I>(csr.idx.size())}), ptr(ptr_dt, {static_cast<I>(csr.ptr.size())});
     for (std::size_t j = 0; j < csr.idx.size(); ++j) idx.view().store_int(std::array<I, 1>{static_cast<I>(j)}, csr.idx[j]);
     for (std::size_t j = 0; j < csr.ptr.size(); ++j) ptr.view().store_int(std::array<I, 1>{static_cast<I>(j)}, csr.ptr[j]);

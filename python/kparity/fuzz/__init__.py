@@ -7,7 +7,10 @@
 ``impl`` is called with upstream's calling convention (argument names, in-place state and rings,
 the outputs upstream returns), on calls drawn by kparity's C++ generators and judged by the C++
 harness's differential rule; every failure carries its class (``FAILURE_CLASSES``), a one-line
-repro and the shrunk call saved as a ``kparity run`` dump. Examples of implementations, correct
+repro and the shrunk call saved as a ``kparity run`` dump. ``supports=`` declares the
+implementation's domain (a predicate on a ``CallInfo``), ``preset=`` draws a real model's shapes,
+and a run reports up to ``max_findings`` distinct findings per property (``known=`` accepts some,
+so that the run digs for the next). Examples of implementations, correct
 and with planted bugs: ``kparity.testing.impls``. For C/C++/CUDA implementations:
 ``kparity fuzz --impl lib.so`` with the header in ``include_dir()``.
 """
@@ -15,8 +18,9 @@ from __future__ import annotations
 
 import os
 
-from ._check import DEFAULT_KINDS, KINDS, PROFILES, check_implementation
-from ._report import FAILURE_CLASSES, Failure, PropertyResult, Report
+from ._check import DEFAULT_KINDS, KINDS, PRESETS, PROFILES, check_implementation
+from ._domain import CallInfo, TensorInfo
+from ._report import FAILURE_CLASSES, Coverage, Failure, Finding, PropertyResult, Report
 
 
 def include_dir() -> str:
@@ -30,5 +34,5 @@ def include_dir() -> str:
     return os.path.normpath(source)
 
 
-__all__ = ["DEFAULT_KINDS", "FAILURE_CLASSES", "Failure", "KINDS", "PROFILES", "PropertyResult", "Report",
-           "check_implementation", "include_dir"]
+__all__ = ["CallInfo", "Coverage", "DEFAULT_KINDS", "FAILURE_CLASSES", "Failure", "Finding", "KINDS", "PRESETS",
+           "PROFILES", "PropertyResult", "Report", "TensorInfo", "check_implementation", "include_dir"]

@@ -11,14 +11,18 @@ import torch
 
 from .._ops_table import REQUIRED, op_row
 from ._case import Case, CaseRunner, returned_outputs, stop_worker
+from ._domain import ask
 from ._host import Host, HostError
-from ._report import Report, build_report
+from ._report import Failure, Report, build_report
 
 #: The precision profiles of the faithful model (reference/precision_profile.hpp).
 PROFILES: tuple[str, ...] = ("faithful", "tf32-dot")
 #: The property kinds; the first three run by default, "contract" on request.
 KINDS: tuple[str, ...] = ("differential", "differential-special-values", "deterministic", "contract")
 DEFAULT_KINDS: tuple[str, ...] = KINDS[:3]
+#: Shape presets (fuzz/generators/presets.hpp): the generators' own "small" and "large", and real
+#: models' per-token shapes, each for the op families it names.
+PRESETS: dict[str, tuple[str, ...]] = {"small": (), "large": (), "deepseek-v4": ("sparse",), "kimi-linear": ("kda",)}
 
 FN = "kparity.fuzz.check_implementation"
 #: kparity fuzz's default campaign seed (fuzz/campaign/runner.hpp), also the default here.
@@ -105,7 +109,10 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
                          corpus: str | os.PathLike[str] | None = None, report: str | os.PathLike[str] | None = None,
                          case_timeout: float | None = 30.0, contract_messages: bool = False,
                          shapes: str = "small", max_size: int = 100, shrink: bool = True,
-                         name: str | None = None) -> Report:
+                         name: str | None = None, supports: Callable[[Any], Any] | None = None,
+                         preset: str | None = None, max_findings: int = 5,
+                         known: Iterable[str | Failure] | None = None,
+                         first_call_timeout: float | None = None) -> Report:
     """Fuzzes ``impl``, an implementation of ``op`` with upstream's calling convention, against
     kparity's references, and returns a Report (nothing is raised for what ``impl`` does; call
     ``report.raise_for_failures()`` to fail a test).
@@ -131,6 +138,29 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
     dominate the time per case). Failing calls are
     saved as ``kparity run`` dumps under ``corpus`` (default a ``kparity-fuzz-corpus`` folder in the
     temporary directory); ``report``: also write the JSON report there.
+
+    The implementation's domain and the findings:
+
+    * ``supports(call)``: the declared domain. ``call`` is a ``CallInfo`` (shapes, dtypes, strides,
+      scalars, flags and the op's named sizes in ``call.dims``; no values); return True, or False
+      or a reason string for a call outside. Calls outside are never sent: another is drawn in
+      their place, and each property reports its coverage (the share of drawn calls inside, with
+      the counts per reason). ``NotImplementedError`` from ``impl`` still declines one call (counted
+      as "declined").
+    * ``preset``: a shape preset (``PRESETS``): "small", "large" (as ``shapes``), "deepseek-v4"
+      (sparse ops: D = 512, H 64 or 128, top-k 512 or 2048 plus the 128-row window, bf16, fp32 sink)
+      or "kimi-linear" (KDA ops: K = V = 128, H = HV = 32, bf16 activations, fp32 state, ring 16).
+      The real-model presets keep T small (1 to 4 tokens): their per-token shapes are real, and the
+      fp64 oracle then runs tens of cases a minute, so give them a few dozen cases.
+    * ``max_findings``: after a property fails and shrinks, the run goes on with a fresh sub-seed,
+      excluding that finding's signature, and reports up to this many distinct findings per property
+      (each shrunk, with its repro line and saved call). A rejection of valid calls is reported once,
+      then such calls are redrawn (counted), so the numerics are still tested.
+    * ``known``: accepted findings (their ``id`` or ``signature`` as a report prints them, or the
+      Failure objects): excluded from the start, so the run digs for the next; recurrences are
+      counted in ``known_hits``, never failures.
+    * ``first_call_timeout``: the limit for the first call of each shape class (dtypes and sizes
+      past the leading dim), where a JIT kernel compiles and autotunes; default ``case_timeout``.
     """
     row = op_row(op, FN)
     if profile not in PROFILES:
@@ -141,6 +171,25 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
         raise ValueError(f"{FN}: time must be a positive number of seconds, got {time!r}")
     if shapes not in ("small", "large"):
         raise ValueError(f"{FN}: shapes must be 'small' or 'large', got {shapes!r}")
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ValueError(f"{FN}: unknown preset {preset!r} (known: {', '.join(PRESETS)})")
+        if shapes != "small" and preset != shapes:
+            raise ValueError(f"{FN}: pass shapes= or preset=, not both (got shapes={shapes!r}, preset={preset!r})")
+        families = PRESETS[preset]
+        if families and op.split("/")[0] not in families:
+            raise ValueError(f"{FN}: preset {preset!r} has shapes for {', '.join(f + '/*' for f in families)} only, "
+                             f"not {op}")
+        if preset in ("small", "large"):
+            shapes, preset = preset, None
+    if supports is not None and not callable(supports):
+        raise TypeError(f"{FN}: supports must be a callable taking a CallInfo, got {type(supports).__name__}")
+    if not isinstance(max_findings, int) or max_findings < 1:
+        raise ValueError(f"{FN}: max_findings must be a positive int, got {max_findings!r}")
+    if first_call_timeout is not None and not first_call_timeout > 0:
+        raise ValueError(f"{FN}: first_call_timeout must be a positive number of seconds or None, "
+                         f"got {first_call_timeout!r}")
+    known_list = _known(known)
     if case_timeout is not None and not case_timeout > 0:
         raise ValueError(f"{FN}: case_timeout must be a positive number of seconds or None, got {case_timeout!r}")
     kinds, selected = _kinds(properties, op)
@@ -154,29 +203,42 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
     if problem:
         base.error = problem
         return _finish(base, report)
-    runner = CaseRunner(row, impl, dev, accepted, case_timeout)
+    runner = CaseRunner(row, impl, dev, accepted, case_timeout, first_call_timeout=first_call_timeout)
     the_seed = DEFAULT_SEED if seed is None else int(seed)
     folder = os.fspath(corpus) if corpus is not None else os.path.join(tempfile.gettempdir(), "kparity-fuzz-corpus")
     large = shapes == "large"
     if selected and selected.split("/")[-1] != label:
         raise ValueError(f"{FN}: property {selected!r} names another implementation than {label!r}")
 
-    def repro(prop: str, chunk_seed: str, n: int) -> str:
+    def repro(prop: str, chunk_seed: str, n: int, excluded: list[str] | None = None) -> str:
+        extra = (f", shapes={shapes!r}" if shapes != "small" else "") + (f", preset={preset!r}" if preset else "")
+        if supports is not None:
+            extra += f", supports={_name_of(supports)}"
+        if excluded is not None:
+            extra += f", known={excluded!r}, max_findings=1"
         return (f"kparity.fuzz.check_implementation({op!r}, {_name_of(impl)}, device={str(dev)!r}, "
-                f"properties=[{prop!r}], seed={chunk_seed}, cases={n}, profile={profile!r}"
-                + (f", shapes={shapes!r}" if shapes != "small" else "") + ")")
+                f"properties=[{prop!r}], seed={chunk_seed}, cases={n}, profile={profile!r}{extra})")
 
     config = {"op": op, "name": label, "kinds": kinds, "accepted": sorted(accepted) if accepted is not None else None,
               "large": large, "on_device": dev.type == "cuda", "contract_messages": contract_messages,
               "profile": profile, "seed": hex(the_seed),
               "cases": cases if cases is not None or time is not None else 100, "seconds": time,
-              "max_size": max_size, "shrink": shrink, "corpus": folder, "property": selected}
+              "max_size": max_size, "shrink": shrink, "corpus": folder, "property": selected,
+              "preset": preset or "", "supports": supports is not None, "max_findings": max_findings,
+              "known": known_list}
     host = Host(config)
     try:
         while True:
             header, payload = host.receive()
             if header["type"] == "case":
                 host.send(*runner.run(Case(header, payload)))
+            elif header["type"] == "supports":
+                try:
+                    inside, why = ask(supports, header["call"])
+                except Exception as e:  # noqa: BLE001  (the caller's predicate failed: the campaign stops)
+                    base.error = f"supports={_name_of(supports)} raised {type(e).__name__}: {e}"
+                    return _finish(base, report)
+                host.send({"type": "supports", "ok": inside, "reason": why})
             elif header["type"] == "done":
                 raw, log = json.dumps(header["report"]), header["log"]
                 break
@@ -189,6 +251,25 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
         stop_worker(runner)
     result = build_report(op, label, str(dev), profile, raw, log, repro)
     return _finish(result, report)
+
+
+def _known(known: Iterable[str | Failure] | None) -> list[str]:
+    """known= as the host takes it: signatures (text) or ids."""
+    if known is None:
+        return []
+    if isinstance(known, (str, Failure)):
+        known = [known]
+    out = []
+    for k in known:
+        if isinstance(k, Failure):
+            if not k.signature:
+                raise ValueError(f"{FN}: known= got a Failure without a signature ({k.failure_class}: {k.message:.80})")
+            out.append(k.signature)
+        elif isinstance(k, str) and k:
+            out.append(k)
+        else:
+            raise TypeError(f"{FN}: known= takes finding ids, signatures or Failure objects, got {k!r}")
+    return out
 
 
 def _finish(r: Report, path: str | os.PathLike[str] | None) -> Report:

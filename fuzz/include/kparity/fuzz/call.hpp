@@ -14,6 +14,8 @@
 
 namespace kparity::fuzz {
 
+struct ShapePreset;  // generators/presets.hpp
+
 struct Call {
   std::string op;  // "kda/replayssm_decode", ... (the name every layer uses)
   std::map<std::string, Tensor> tensors;
@@ -40,6 +42,9 @@ struct Call {
 struct GenConfig {
   bool special_values = false;  // NaN, +-Inf, -0, subnormals among the finite values
   bool large = false;           // kernel-sized shapes (tile edges up to 128/256); default: small, fast shapes
+  // A real model's shapes (generators/presets.hpp) where the preset has them for the op; nullptr:
+  // the generator's own (small or large).
+  const ShapePreset* preset = nullptr;
 };
 
 // Edge buckets hit by the current case: generators call note_bucket() while drawing; the campaign

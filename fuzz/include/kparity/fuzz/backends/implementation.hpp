@@ -4,12 +4,14 @@
 // and (opt-in) the contract, every failure reported with its class (failure.hpp).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kparity/fuzz/backends/backend.hpp"
 #include "kparity/fuzz/backends/failure.hpp"
+#include "kparity/fuzz/backends/findings.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
 #include "kparity/fuzz/properties/property.hpp"
 #include "kparity/reference/precision_profile.hpp"
@@ -24,11 +26,25 @@ struct ImplPropertyOptions {
   // The contract property also requires upstream's message (and class, where the backend knows it).
   bool contract_messages = false;
   // Optional: turns a drawn call into one the implementation can be called with (Python callables
-  // that lack a keyword); false discards the case.
+  // that lack a keyword); false: the call is outside what the implementation can be called with,
+  // and another is drawn (counted as outside the domain, "signature").
   std::function<bool(Call&)> adapt;
+  // Optional: the implementation's declared domain, asked about every drawn call before it runs:
+  // "" when the call is inside, else why not. A call outside is never run: another is drawn in its
+  // place (up to kMaxDraws per case), and the report counts both (findings.hpp, FindingCounters).
+  std::function<std::string(const Call&)> supports;
+  // Optional: a real model's shapes (generators/presets.hpp) for the ops the preset has them for.
+  const ShapePreset* preset = nullptr;
+  // Where each property's FindingLedger is registered, by property name (findings.hpp); the
+  // properties keep their own when null.
+  std::shared_ptr<std::map<std::string, std::shared_ptr<FindingLedger>>> ledgers;
   // The faithful model the differential rule's bound comes from (reference/precision_profile.hpp).
   reference::PrecisionProfile profile = reference::PrecisionProfile::faithful;
 };
+
+// Draws per case before a case is given up (RC_DISCARD): calls outside the domain, declined by the
+// implementation or recurrences of excluded findings are redrawn inside the case.
+inline constexpr int kMaxDraws = 500;
 
 // For every op the backend implements (in specs order), the selected kinds:
 //   <op>/differential/<backend>                 the rule of differential.hpp on finite inputs

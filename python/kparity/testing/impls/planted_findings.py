@@ -1,0 +1,93 @@
+"""Implementations with more than one slip, or with a domain of their own, for the tests of
+``check_implementation``'s declared domains and several-findings runs
+(tests/python/test_fuzz_findings.py). Each wraps a correct example implementation (sparse.py) in
+plain PyTorch and says what it gets wrong.
+
+* ``TWO_TENSOR_SLIPS``: sparse/paged_decode whose tokens after the first store the previous token's
+  output (``out`` wrong when T > 1) and whose lse stays in base 2 (``lse`` wrong): two unrelated
+  slips, on two tensors.
+* ``CRASH_AND_SLIP``: sparse/paged_decode that crashes on an empty key list (a Python
+  ZeroDivisionError) and counts a row selected twice once (``out`` wrong with duplicates).
+* ``crashes_below_d16``: sparse/paged_decode behind a Triton-like compile error for D < 16.
+* ``REJECTS_STRIDED_Q_AND_DEDUPES``: sparse/paged_decode that insists on a contiguous q (its own
+  ValueError, which upstream does not raise) and, inside that domain, drops duplicate rows.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+
+from . import sparse
+
+LOG2E = 1.4426950408889634
+
+
+def _args(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> inspect.BoundArguments:
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound
+
+
+@functools.wraps(sparse.paged_decode)
+def stale_out_and_base2_lse(*args: Any, **kwargs: Any) -> Any:
+    """Two slips. (1) Each token after the first stores the previous token's output row (a store
+    pointer one token behind): ``out`` wrong for T > 1 wherever neighbouring tokens differ. (2) The
+    lse is returned in base 2, the kernel's internal base, without the final multiplication by
+    ln 2: ``lse`` wrong wherever it is finite and not 0. Each slip touches one tensor only."""
+    a = _args(sparse.paged_decode, args, kwargs).arguments
+    result = sparse.paged_decode(**a)
+    out, lse = result if a["return_lse"] else (result, None)
+    if out.shape[0] > 1:
+        out[1:] = out[:-1].clone()
+    return (out, lse * LOG2E) if lse is not None else out
+
+
+@functools.wraps(sparse.paged_decode)
+def zero_division_and_dedupe(*args: Any, **kwargs: Any) -> Any:
+    """Two slips of different kinds. (1) The mean key count per token is logged with a Python
+    division, which raises ZeroDivisionError on a token with an empty list. (2) The key list goes
+    through torch.unique, so a row selected twice counts once."""
+    a = _args(sparse.paged_decode, args, kwargs).arguments
+    ptr = a["kv_indptr"].reshape(-1).tolist()
+    for t in range(a["q"].shape[0]):
+        _ = 1.0 / (ptr[t + 1] - ptr[t])
+    return sparse._paged_decode(a["q"], a["unified_kv"], a["kv_indices"], a["kv_indptr"], a["attn_sink"],
+                                a["softmax_scale"], a["return_lse"], sparse._Faults(dedupe_rows=True))
+
+
+class CompilationError(Exception):
+    """What Triton raises when a kernel cannot be compiled for a shape."""
+
+
+@functools.wraps(sparse.paged_decode)
+def crashes_below_d16(*args: Any, **kwargs: Any) -> Any:
+    """Correct for D >= 16; below, the way a Triton kernel whose tl.dot needs K >= 16 fails: a
+    compile error (a crash, not a rejection: upstream's wrapper accepts the call)."""
+    a = _args(sparse.paged_decode, args, kwargs).arguments
+    if a["q"].shape[-1] < 16:
+        raise CompilationError("at 115:17: Input shapes should have M >= 1, N >= 1 and K >= 16")
+    return sparse.paged_decode(**a)
+
+
+def d_at_least_16(call: Any) -> bool | str:
+    """The declared domain of crashes_below_d16."""
+    return True if call.dims["D"] >= 16 else f"D = {call.dims['D']} < 16"
+
+
+@functools.wraps(sparse.paged_decode)
+def rejects_strided_q_and_dedupes(*args: Any, **kwargs: Any) -> Any:
+    """A wrapper stricter than upstream: it raises its own ValueError for a q that is not
+    contiguous (upstream reads q through its strides), which is a rejection of valid calls; inside
+    that domain, a row selected twice counts once (torch.unique on the list)."""
+    a = _args(sparse.paged_decode, args, kwargs).arguments
+    if not a["q"].is_contiguous():
+        raise ValueError("`q` must be contiguous.")
+    return sparse._paged_decode(a["q"], a["unified_kv"], a["kv_indices"], a["kv_indptr"], a["attn_sink"],
+                                a["softmax_scale"], a["return_lse"], sparse._Faults(dedupe_rows=True))
+
+
+TWO_TENSOR_SLIPS = ("sparse/paged_decode", stale_out_and_base2_lse)
+CRASH_AND_SLIP = ("sparse/paged_decode", zero_division_and_dedupe)
+REJECTS_STRIDED_Q_AND_DEDUPES = ("sparse/paged_decode", rejects_strided_q_and_dedupes)
