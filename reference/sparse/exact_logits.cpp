@@ -70,7 +70,9 @@ KPARITY_CLONES void split_dots1(std::int64_t H, std::int64_t D, const double* __
 bool exact_dots_split(const double* Q, std::int64_t H, std::int64_t D, const TokenKeys& keys, const RowStats& rs,
                       std::vector<double>& hi, std::vector<double>& lo) {
   const std::int64_t n = keys.size();
-  if (D > 2048 || !rs.all_finite || !rs.all_short || H == 0 || n == 0) return false;
+  // Below four keys the per-key path (short_exact_dot, one pass over q per head) costs less than the
+  // split's transposition and kernel; its results are the same values.
+  if (D > 2048 || !rs.all_finite || !rs.all_short || H == 0 || n < 4) return false;
   // One pass over q without branches: the non-finite and long values, max |q|, the least lsb.
   double qmax = 0;
   int q_lsb = kNoLsb;

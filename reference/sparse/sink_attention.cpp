@@ -150,15 +150,15 @@ void attend_faithful(const SinkAttention& a, std::int64_t t, const TokenKeys& ke
       }
       // The sink's weight folded in once, at the end (C.4 item 5).
       const F Z = faithful_sum(n + 1, [&](std::int64_t j) { return std::pair{j < n ? s[j] : w_sink, F(1)}; });
-      if (lanes) {
-        faithful_pv(D, n, wv.data(), rows32.data(), num.data());
-      } else {
-        for (std::int64_t d = 0; d < D; ++d)
-          num[d] = faithful_sum(n, [&](std::int64_t j) { return std::pair{wv[j], static_cast<F>(keys.rows[j * D + d])}; });
-      }
-      if (sink_leaks)
-        for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
-      if (!degenerate_after_sums(Z, fill, lse)) {
+      if (!degenerate_after_sums(Z, fill, lse)) {  // P.V only where it is read
+        if (lanes) {
+          faithful_pv(D, n, wv.data(), rows32.data(), num.data());
+        } else {
+          for (std::int64_t d = 0; d < D; ++d)
+            num[d] = faithful_sum(n, [&](std::int64_t j) { return std::pair{wv[j], static_cast<F>(keys.rows[j * D + d])}; });
+        }
+        if (sink_leaks)
+          for (std::int64_t d = 0; d < D; ++d) num[d] += w_sink;
         const F denom = std::max(Z, static_cast<F>(1e-30));
         for (std::int64_t d = 0; d < D; ++d) result[d] = static_cast<double>(num[d] / denom);
         lse = two ? (M + std::log2(Z)) * static_cast<F>(kLn2) : M + std::log(Z);
@@ -230,6 +230,19 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
   auto exact_channel = [&](std::int64_t d) {
     return oracle_sum(n, [&](std::int64_t j) { return std::pair{w[j], keys.rows[j * D + d]}; });
   };
+  // The sign of an exact zero sum (exact_sum.hpp): -0 iff every term is a -0 product, i.e. has a zero
+  // factor and factors of opposite signs. (Terms skipped below as exact zeros count too.)
+  auto zero_sum = [&](std::int64_t d) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double v = keys.rows[j * D + d];
+      if (!((w[j] == 0 || v == 0) && std::signbit(w[j]) != std::signbit(v))) return 0.0;
+    }
+    return -0.0;
+  };
+  if (n == 0) {  // the empty sum is +0 (exact_sum.hpp)
+    std::fill(num, num + D, 0.0);
+    return;
+  }
   bool fast = oracle_fast_paths() && D > 0;
   thread_local std::vector<std::int32_t> idx;
   thread_local std::vector<double> b;
@@ -255,12 +268,16 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
     for (std::int64_t d = 0; d < D; ++d) num[d] = exact_channel(d);
     return;
   }
+  if (idx.empty() && tiny_terms == 0) {  // every term an exact zero (a weight that underflowed, a zero row)
+    for (std::int64_t d = 0; d < D; ++d) num[d] = zero_sum(d);
+    return;
+  }
   if (idx.size() == 1 && tiny_terms == 0) {
     // One term: its product rounded once is the exact sum (zeros again by the rule below).
     const double* v = keys.rows.data() + static_cast<std::int64_t>(idx[0]) * D;
     for (std::int64_t d = 0; d < D; ++d) {
       num[d] = b[0] * v[d];
-      if (num[d] == 0) num[d] = exact_channel(d);
+      if (num[d] == 0) num[d] = zero_sum(d);
     }
     return;
   }
@@ -276,7 +293,7 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
                       [&](std::size_t d) { return exact_channel(static_cast<std::int64_t>(d)); });
   // An exact zero's sign follows exact_sum.hpp's rule over every term, skipped ones included.
   for (std::int64_t d = 0; d < D; ++d)
-    if (num[d] == 0) num[d] = exact_channel(d);
+    if (num[d] == 0) num[d] = zero_sum(d);
 }
 
 void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
@@ -334,15 +351,15 @@ void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys
       std::vector<double>& w = s;  // the logits become the weights
       for (std::int64_t j = 0; j < n; ++j) w[j] = std::exp(jmax < 0 ? s[j] - M : x[j]);
       const double Z = oracle_sum(n + 1, [&](std::int64_t j) { return std::pair{j < n ? w[j] : w_sink, 1.0}; });
-      if (sink_leaks) {
-        for (std::int64_t d = 0; d < D; ++d)
-          result[d] = oracle_sum(n + 1, [&](std::int64_t j) {
-            return j < n ? std::pair{w[j], keys.rows[j * D + d]} : std::pair{w_sink, 1.0};
-          });
-      } else {
-        weighted_values(keys, rs, w, D, result.data());
-      }
-      if (!degenerate_after_sums(Z, fill, lse)) {
+      if (!degenerate_after_sums(Z, fill, lse)) {  // P.V only where it is read
+        if (sink_leaks) {
+          for (std::int64_t d = 0; d < D; ++d)
+            result[d] = oracle_sum(n + 1, [&](std::int64_t j) {
+              return j < n ? std::pair{w[j], keys.rows[j * D + d]} : std::pair{w_sink, 1.0};
+            });
+        } else {
+          weighted_values(keys, rs, w, D, result.data());
+        }
         const double denom = std::max(Z, 1e-30);
         for (std::int64_t d = 0; d < D; ++d) result[d] = result[d] / denom;
         store_head(a, t, h, result.data(), M + std::log(Z));
