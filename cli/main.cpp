@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #ifdef KPARITY_HAVE_FUZZ
+#include "fuzz_bench_oracle.hpp"
 #include "fuzz_impl_campaign.hpp"
 #endif
 
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
   merge_cmd->add_option("-o,--output", fm.output, "Write the merged report here");
   fuzz_cmd->add_option("--impl", fz.impl, "Fuzz this implementation plugin (a shared library written to kparity/impl_abi.h) against the references");
   add_impl_campaign_options(*fuzz_cmd);  // --preset, --max-findings, --known (fuzz_impl_campaign.hpp)
+  add_bench_oracle_option(*fuzz_cmd);    // --bench-oracle (fuzz_bench_oracle.hpp)
 #endif
 
   try {
@@ -93,7 +95,7 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return run(ro);
 #ifdef KPARITY_HAVE_FUZZ
     if (merge_cmd->parsed()) return fuzz_merge(fm);
-    if (fuzz_cmd->parsed()) return fuzz(fz);
+    if (fuzz_cmd->parsed()) return bench_oracle_requested() ? fuzz_bench_oracle(fz) : fuzz(fz);
 #endif
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kparity: internal error: %s\n", e.what());
