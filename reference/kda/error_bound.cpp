@@ -189,16 +189,15 @@ void beta_from_logit(const Ctx& c, Tok& tok, double b) {
   tok.dbeta = tok.beta * (c.t() + 2 * c.u()) * 1.01;
 }
 
-// What step_row needs of a token that does not depend on the row: computed once per token, not
+// What step_rows needs of a token that does not depend on the row: computed once per token, not
 // once per row (the same arithmetic in the same order, so the same bounds).
 struct TokRows {
   std::vector<double> ka, qa;  // |k| + dk, |q| + dq
   double kk = 0, amax = 0, n_ka = 0, n_dk = 0, n_q = 0, n_dq = 0;
-  std::vector<double> ya, sdal, y, s2a;  // step_row's scratch, sized K
 };
 void prepare_rows(const Tok& tok, TokRows& r) {
   const std::size_t K = tok.k.size();
-  r.ka.resize(K), r.qa.resize(K), r.ya.resize(K), r.sdal.resize(K), r.y.resize(K), r.s2a.resize(K);
+  r.ka.resize(K), r.qa.resize(K);
   r.kk = 0;
   for (std::size_t i = 0; i < K; ++i) {
     r.ka[i] = std::fabs(tok.k[i]) + tok.dk[i];
@@ -209,37 +208,74 @@ void prepare_rows(const Tok& tok, TokRows& r) {
   r.n_ka = norm2(r.ka), r.n_dk = norm2(tok.dk), r.n_q = norm2(tok.q), r.n_dq = norm2(tok.dq);
 }
 
-// The step of A.7 on one state row: s (exact, updated in place), rho (its 2-norm bound, updated),
-// and the bound of o_j. `r`: prepare_rows(tok).
-void step_row(const Ctx& c, std::vector<double>& s, double& rho, const Tok& tok, TokRows& r, std::size_t j,
-              double& d_out) {
+// The step of A.7 on every state row of a value head at once: the state transposed, ST[i * V + j] =
+// S[j][i] (exact, updated in place), rho[j] (row j's 2-norm bound, updated) and d_out[j] (the bound
+// of o_j); finite_out[j]: whether the updated row is all finite. `r`: prepare_rows(tok). Each lane j
+// is one row's recurrence with its sums over i in order (issue 25: rows in SIMD lanes, the loop of
+// step_row at c6c0638 row by row; the same operations per row, so the same bits). Scratch in L.
+struct RowLanes {
+  std::vector<double> sya, ssd, syk, res, d, ss2, sdq, rho_new;
+};
+void step_rows(const Ctx& c, std::vector<double>& ST, std::vector<double>& rho, const Tok& tok, const TokRows& r,
+               std::vector<double>& d_out, std::vector<unsigned char>& finite_out, RowLanes& L) {
   const double u = c.u();
-  const std::size_t K = s.size();
-  std::vector<double>&ya = r.ya, &sdal = r.sdal, &y = r.y, &s2a = r.s2a;
+  const std::size_t K = tok.k.size(), V = tok.v.size();
+  for (auto* v : {&L.sya, &L.ssd, &L.syk, &L.ss2, &L.sdq}) v->assign(V, 0.0);
+  L.res.assign(tok.v.begin(), tok.v.end());
+  L.d.resize(V), L.rho_new.resize(V), d_out.resize(V), finite_out.assign(V, 1);
+  double* __restrict sya = L.sya.data();
+  double* __restrict ssd = L.ssd.data();
+  double* __restrict syk = L.syk.data();
+  double* __restrict res = L.res.data();
+  const double* __restrict rh = rho.data();
   for (std::size_t i = 0; i < K; ++i) {
-    const double sa = std::fabs(s[i]) + rho;
-    ya[i] = sa * (tok.alpha[i] + tok.dalpha[i]) * (1 + u);
-    sdal[i] = sa * tok.dalpha[i];
-    y[i] = s[i] * tok.alpha[i];
+    const double* __restrict row = ST.data() + i * V;
+    const double al = tok.alpha[i], dal = tok.dalpha[i], ki = tok.k[i], kai = r.ka[i];
+    for (std::size_t j = 0; j < V; ++j) {
+      const double sa = std::fabs(row[j]) + rh[j];
+      const double ya = sa * (al + dal) * (1 + u);
+      const double sdal = sa * dal;
+      const double y = row[j] * al;
+      sya[j] += ya * ya;
+      ssd[j] += sdal * sdal;
+      syk[j] += std::fabs(ya * kai);
+      res[j] -= y * ki;
+    }
   }
-  const double n_ya = norm2(ya), dy = norm2(sdal) + u * n_ya;
-  const double yk = dot_abs(ya, r.ka);
-  const double ra = std::fabs(tok.v[j]) + yk;
-  const double du = dy * r.n_ka + n_ya * r.n_dk + c.g_dot() * yk;
   const double ba = tok.beta + tok.dbeta;
-  const double da = ba * ra * (1 + u);
-  const double dd = tok.dbeta * ra + ba * (du + u * ra) + u * da;
-  const double lin = rho * r.amax * std::max(1.0, std::fabs(1 - tok.beta * r.kk));
-  rho = lin + dy + dd * r.n_ka + da * r.n_dk + 2 * u * (n_ya + da * r.n_ka);
-  // exact step
-  double res = tok.v[j];
-  for (std::size_t i = 0; i < K; ++i) res -= y[i] * tok.k[i];
-  const double d = tok.beta * res;
-  for (std::size_t i = 0; i < K; ++i) {
-    s[i] = y[i] + d * tok.k[i];
-    s2a[i] = std::fabs(s[i]) + rho;
+  for (std::size_t j = 0; j < V; ++j) {
+    const double n_ya = std::sqrt(sya[j]) * (1 + 0x1p-40), dy = std::sqrt(ssd[j]) * (1 + 0x1p-40) + u * n_ya;
+    const double yk = syk[j];
+    const double ra = std::fabs(tok.v[j]) + yk;
+    const double du = dy * r.n_ka + n_ya * r.n_dk + c.g_dot() * yk;
+    const double da = ba * ra * (1 + u);
+    const double dd = tok.dbeta * ra + ba * (du + u * ra) + u * da;
+    const double lin = rho[j] * r.amax * std::max(1.0, std::fabs(1 - tok.beta * r.kk));
+    L.rho_new[j] = lin + dy + dd * r.n_ka + da * r.n_dk + 2 * u * (n_ya + da * r.n_ka);
+    L.d[j] = tok.beta * res[j];
   }
-  d_out = rho * r.n_q + norm2(s2a) * r.n_dq + c.g_dot() * dot_abs(s2a, r.qa);
+  double* __restrict ss2 = L.ss2.data();
+  double* __restrict sdq = L.sdq.data();
+  const double* __restrict dj = L.d.data();
+  const double* __restrict rn = L.rho_new.data();
+  unsigned char* __restrict fin = finite_out.data();
+  for (std::size_t i = 0; i < K; ++i) {
+    double* __restrict row = ST.data() + i * V;
+    const double al = tok.alpha[i], ki = tok.k[i], qai = r.qa[i];
+    for (std::size_t j = 0; j < V; ++j) {
+      const double y = row[j] * al;
+      const double sv = y + dj[j] * ki;
+      row[j] = sv;
+      fin[j] &= static_cast<unsigned char>(std::isfinite(sv));
+      const double s2a = std::fabs(sv) + rn[j];
+      ss2[j] += s2a * s2a;
+      sdq[j] += std::fabs(s2a * qai);
+    }
+  }
+  for (std::size_t j = 0; j < V; ++j) {
+    rho[j] = L.rho_new[j];
+    d_out[j] = rho[j] * r.n_q + std::sqrt(ss2[j]) * (1 + 0x1p-40) * r.n_dq + c.g_dot() * sdq[j];
+  }
 }
 
 // One token of a decode op (B.0): row r, value head hv, from mixed_qkv, the gate inputs and b.
@@ -286,15 +322,16 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
   }
   const double scale = x.scale ? *x.scale : 1.0 / std::sqrt(static_cast<double>(K));
   TokRows rows;
+  RowLanes lanes;
+  std::vector<double> d_o;
+  std::vector<unsigned char> row_finite;
   for (std::size_t n = 0; n + 1 < cu.size(); ++n) {
     for (std::int64_t hv = 0; hv < HV; ++hv) {
       const std::int64_t h = hv / G;
-      std::vector<std::vector<double>> S(V, std::vector<double>(K, 0.0));
+      std::vector<double> ST(static_cast<std::size_t>(V * K), 0.0);  // transposed: ST[i * V + j]
       std::vector<double> rho(V, 0.0);
       bool finite = true, overflow = false;
-      if (x.initial_state)
-        for (std::int64_t j = 0; j < V; ++j)
-          for (std::int64_t i = 0; i < K; ++i) S[j][i] = x.initial_state->at({static_cast<std::int64_t>(n), hv, j, i});
+      if (x.initial_state) load_state_T(*x.initial_state, static_cast<std::int64_t>(n), hv, V, K, ST);
       for (std::int64_t t = cu[n]; t < cu[n + 1]; ++t) {
         Tok tok;
         tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
@@ -319,11 +356,9 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
                  std::isfinite(tok.beta);
         overflow = overflow || tok.overflow();
         prepare_rows(tok, rows);
-        for (std::int64_t j = 0; j < V; ++j) {
-          double d_o = 0;
-          step_row(c, S[j], rho[j], tok, rows, static_cast<std::size_t>(j), d_o);
-          out_b[flat(x.out, {t, hv, j})] = !finite ? 0.0 : overflow ? INFINITY : settle(d_o);
-        }
+        step_rows(c, ST, rho, tok, rows, d_o, row_finite, lanes);
+        for (std::int64_t j = 0; j < V; ++j)
+          out_b[flat(x.out, {t, hv, j})] = !finite ? 0.0 : overflow ? INFINITY : settle(d_o[j]);
       }
       if (fs_b)
         for (std::int64_t j = 0; j < V; ++j)
@@ -346,6 +381,9 @@ ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model
   out_b = zeros_like(x.out);
   st_b = zeros_like(x.initial_state);
   TokRows rows;
+  RowLanes lanes;
+  std::vector<double> ST(static_cast<std::size_t>(V * K)), rho, d_o;
+  std::vector<unsigned char> row_finite;
   for (std::int64_t r = 0; r < B; ++r) {
     const std::int64_t s = x.ssm_state_indices.at_int({r});
     if (s < 0) continue;  // padding: zeros, exact
@@ -355,16 +393,16 @@ ErrorBounds packed_decode_error_bound(const PackedDecodeArgs& x, const Fp32Model
       const bool finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
                           std::isfinite(tok.beta);
       prepare_rows(tok, rows);
-      std::vector<double> row(K);
+      load_state_T(x.initial_state, s, hv, V, K, ST);
+      rho.assign(V, 0.0);
+      step_rows(c, ST, rho, tok, rows, d_o, row_finite, lanes);
+      const bool ovf = tok.overflow();
       for (std::int64_t j = 0; j < V; ++j) {
-        for (std::int64_t i = 0; i < K; ++i) row[i] = at4(x.initial_state, s, hv, j, i);
-        double rho = 0, d_o = 0;
-        step_row(c, row, rho, tok, rows, static_cast<std::size_t>(j), d_o);
-        const bool ok = finite && all_finite(row);
-        const bool ovf = tok.overflow();
-        out_b[flat(x.out, {r, 0, hv, j})] = !ok ? 0.0 : ovf ? INFINITY : settle(d_o);
-        for (std::int64_t i = 0; i < K; ++i)
-          st_b[flat(x.initial_state, {s, hv, j, i})] = !ok ? 0.0 : ovf ? INFINITY : settle(rho);
+        const bool ok = finite && row_finite[j];
+        out_b[flat(x.out, {r, 0, hv, j})] = !ok ? 0.0 : ovf ? INFINITY : settle(d_o[j]);
+        const double e = !ok ? 0.0 : ovf ? INFINITY : settle(rho[j]);
+        const std::size_t at = flat(x.initial_state, {s, hv, j, 0});
+        std::fill(st_b.begin() + static_cast<std::ptrdiff_t>(at), st_b.begin() + static_cast<std::ptrdiff_t>(at + K), e);
       }
     }
   }

@@ -82,11 +82,18 @@ void time_case(const Call& c, const OpFuzzSpec& spec, OracleBenchRow& row) {
                  1e3 * (c3 - c2), c.description.c_str());
   // The a-priori bound alone (the rule above computed it too).
   const double b0 = process_cpu_seconds();
+  reference::ErrorBounds bounds;
   try {
-    (void)reference::error_bound(c.op, c.bag());
+    bounds = reference::error_bound(c.op, c.bag());
   } catch (const std::invalid_argument&) {  // an op without bounds (kda/chunk)
   }
   row.bound += process_cpu_seconds() - b0;
+  for (const auto& [name, v] : bounds)
+    for (double x : v) {
+      std::uint64_t bits;
+      std::memcpy(&bits, &x, 8);
+      for (int k = 0; k < 8; ++k) row.bound_digest = (row.bound_digest ^ ((bits >> (8 * k)) & 0xff)) * 0x100000001b3ull;
+    }
   ++row.cases;
 }
 
@@ -274,8 +281,8 @@ void print_oracle_bench(const std::vector<OracleBenchRow>& rows, const std::vect
 
 void print_oracle_bench_raw(const std::vector<OracleBenchRow>& rows, std::ostream& out) {
   for (const auto& r : rows)
-    out << fmt::format("row {} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:016x} {:016x}\n", r.op, r.tier, r.cases, r.oracle,
-                       r.faithful, r.rule, r.bound, r.wall, r.oracle_digest, r.faithful_digest);
+    out << fmt::format("row {} {} {} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:016x} {:016x} {:016x}\n", r.op, r.tier, r.cases,
+                       r.oracle, r.faithful, r.rule, r.bound, r.wall, r.oracle_digest, r.faithful_digest, r.bound_digest);
 }
 
 }  // namespace kparity::fuzz

@@ -41,6 +41,7 @@ struct OracleBenchRow {
   // FNV-1a over the bits of every value the oracle and the faithful model wrote, case after case:
   // equal digests of two builds mean the same results on the same calls.
   std::uint64_t oracle_digest = 0xcbf29ce484222325ull, faithful_digest = 0xcbf29ce484222325ull;
+  std::uint64_t bound_digest = 0xcbf29ce484222325ull;  // the a-priori bounds' bits, likewise
   double host() const { return oracle + faithful + rule; }  // the host side of one case, CPU
 };
 
@@ -51,7 +52,7 @@ std::vector<OracleBenchRow> run_oracle_bench(const OracleBenchOptions& o, std::o
 void print_oracle_bench(const std::vector<OracleBenchRow>& rows, const std::vector<OracleBenchRow>& baseline,
                         const std::string& baseline_label, std::ostream& out);
 // One line a row, `row <op> <tier> <cases> <oracle> <faithful> <rule> <bound> <wall> <oracle digest>
-// <faithful digest>` (seconds; digests in hex), for scripts.
+// <faithful digest> <bound digest>` (seconds; digests in hex), for scripts.
 void print_oracle_bench_raw(const std::vector<OracleBenchRow>& rows, std::ostream& out);
 
 // The baseline commit's rows (oracle_bench_baseline.cpp) and where they were measured.
