@@ -86,6 +86,7 @@ using detail::RowStats;
 using detail::SinkAttention;
 using detail::TokenKeys;
 using detail::abs_dots;
+using detail::bound_out;
 using detail::bound_pv;
 using detail::channel_stats;
 using detail::exact_dots_split;
@@ -139,6 +140,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
   std::vector<double> q(D), l(n_all), delta(n_all), eps(n_all), lo(n_all + 1), hi(n_all + 1), p(n_all), dp(n_all),
       ph(n_all);
   std::vector<char> nan_column(D);
+  std::vector<double> el, eh, pre_l, pre_h, suf_l, suf_h;
   TokenKeys live_keys;
   live_keys.D = D;
   // Per token (issue 25): q of every head at once; with every selected value finite, what every
@@ -268,8 +270,9 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     const std::int64_t terms = n + 1;  // keys, then the sink
     const double c_lo = *std::max_element(lo.begin(), lo.begin() + terms);
     const double c_hi = *std::max_element(hi.begin(), hi.begin() + terms);
-    std::vector<double> el(terms), eh(terms), pre_l(terms + 1, 0.0), pre_h(terms + 1, 0.0), suf_l(terms + 1, 0.0),
-        suf_h(terms + 1, 0.0);
+    // Scratch kept across heads (a kernel-sized call has up to 2^15 heads).
+    el.resize(terms), eh.resize(terms);
+    pre_l.assign(terms + 1, 0.0), pre_h.assign(terms + 1, 0.0), suf_l.assign(terms + 1, 0.0), suf_h.assign(terms + 1, 0.0);
     for (std::int64_t k = 0; k < terms; ++k) {
       el[k] = std::exp(lo[k] - c_lo);
       eh[k] = std::exp(hi[k] - c_hi);
@@ -290,22 +293,23 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       dp[j] = std::max({P_hi - p[j], p[j] - P_lo, 0.0});
     }
     // 4. out. In lanes over the channels when the token allows (the same sums in the same order).
-    if (lanes) bound_pv(D, n, dp.data(), ph.data(), p.data(), K.rows.data(), t1_c.data(), hv_c.data(), o_c.data());
-    for (std::int64_t d = 0; d < D; ++d) {
+    if (lanes) {
+      bound_pv(D, n, dp.data(), ph.data(), p.data(), K.rows.data(), t1_c.data(), hv_c.data(), o_c.data());
+      bound_out(D, static_cast<double>(n), kOverflow, uT + g_pv * (1 + uT), uT0, z_floor, g_z + 3 * u,
+                (static_cast<double>(n) + 1) * Nf * 0x1p-125, kInflate, t1_c.data(), hv_c.data(), o_c.data(), av_c.data(),
+                vmax_c.data(), vmin_c.data(), amax_c.data(), out_b);
+    }
+    for (std::int64_t d = 0; d < D && !lanes; ++d) {
       double t1 = 0, hv = 0, av = 0, vmax = 0, vmin = 0, amax = 0, o = 0;
-      if (lanes) {
-        t1 = t1_c[d], hv = hv_c[d], o = o_c[d], av = av_c[d], vmax = vmax_c[d], vmin = vmin_c[d], amax = amax_c[d];
-      } else {
-        for (std::int64_t j = 0; j < n; ++j) {
-          const double v = K.rows[j * D + d], av_j = std::fabs(v);
-          t1 += dp[j] * av_j;
-          hv += ph[j] * av_j;
-          av += av_j;
-          vmax = std::max(vmax, v);
-          vmin = std::min(vmin, v);
-          amax = std::max(amax, av_j);
-          o += p[j] * v;
-        }
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double v = K.rows[j * D + d], av_j = std::fabs(v);
+        t1 += dp[j] * av_j;
+        hv += ph[j] * av_j;
+        av += av_j;
+        vmax = std::max(vmax, v);
+        vmin = std::min(vmin, v);
+        amax = std::max(amax, av_j);
+        o += p[j] * v;
       }
       if (static_cast<double>(n) * amax >= kOverflow) {
         out_b[d] = INFINITY;

@@ -90,4 +90,19 @@ KPARITY_CLONES void channel_stats(std::int64_t D, std::int64_t n, const double* 
   }
 }
 
+KPARITY_CLONES void bound_out(std::int64_t D, double n, double overflow, double c2, double uT0, double z_floor, double c3,
+                              double c_uf, double inflate, const double* __restrict t1, const double* __restrict hv,
+                              const double* __restrict o, const double* __restrict av, const double* __restrict vmax,
+                              const double* __restrict vmin, const double* __restrict amax, double* __restrict out) {
+  for (std::int64_t d = 0; d < D; ++d) {
+    const double a = std::min(t1[d], vmax[d] - vmin[d]);
+    const double h = std::min(hv[d], amax[d]);
+    const double t2 = c2 * h + uT0 * av[d] * z_floor;
+    const double t3 = c3 * (std::fabs(o[d]) + a + t2);
+    const double tuf = c_uf * amax[d] * z_floor;
+    const double b = (a + t2 + t3 + tuf) * inflate;
+    out[d] = n * amax[d] >= overflow ? INFINITY : b;
+  }
+}
+
 }  // namespace kparity::reference::sparse::detail

@@ -26,4 +26,12 @@ void bound_pv(std::int64_t D, std::int64_t n, const double* dp, const double* ph
 void channel_stats(std::int64_t D, std::int64_t n, const double* rows, double* av, double* vmax, double* vmin,
                    double* amax);
 
+// The bound of out[t, h, d] from the per-channel sums above (error_bound.cpp item 4), every channel
+// at once and in the same arithmetic: +inf where n * amax reaches `overflow`, else
+// (t1' + t2 + t3 + tuf) * inflate with t1' = min(t1, vmax - vmin), hv' = min(hv, amax),
+// t2 = c2 hv' + uT0 av z_floor, t3 = c3 ((|o| + t1') + t2), tuf = c_uf amax z_floor.
+void bound_out(std::int64_t D, double n, double overflow, double c2, double uT0, double z_floor, double c3, double c_uf,
+               double inflate, const double* t1, const double* hv, const double* o, const double* av,
+               const double* vmax, const double* vmin, const double* amax, double* out);
+
 }  // namespace kparity::reference::sparse::detail
