@@ -2,7 +2,8 @@
 # The Python package on the GPU machine (no network): build it with the CUDA kernels, run every Python
 # test (the GPU ones included: kernel vs reference, stream order, CUDA-graph capture and replay) and
 # the performance measurement (python/bench/perf.py: kparity.check and kparity.kernel host costs).
-# Results under $OUT (default ./gpu-python-out): pytest.log, python_perf_cuda.md, python_perf_cpu.md,
+# KPARITY_PYTEST_ARGS: extra pytest arguments (e.g. "-n 8" with pytest-xdist; not PYTEST_ADDOPTS, which
+# would reach the pytest runs the tests start themselves). Results under $OUT (default ./gpu-python-out): pytest.log, python_perf_cuda.md, python_perf_cpu.md,
 # build.log. Exit status: pytest's, or 1 when the build failed.
 #
 # Build tools: the carried wheels in .deps/wheels (scripts/fetch-wheels.sh, run where PyPI is
@@ -18,6 +19,15 @@ PY=${KPARITY_PYTHON:-python3}
 SITE=${KPARITY_SITE:-/tmp/kparity-site}
 mkdir -p "$OUT" "$SITE"
 export CMAKE_BUILD_PARALLEL_LEVEL=$(nproc)
+# The lent H200's image sets CXX=/opt/gcc/bin/g++ (CC, CUDAHOSTCXX likewise): Ubuntu's GCC 13.3 behind a
+# wrapper whose library path holds libstdc++.a but no libstdc++.so (g++ -print-file-name=libstdc++.so
+# finds nothing there), so everything it links carries a private static libstdc++. That is what put
+# std::locale's internals into _kparity.so (issue 23 defect 1); the extension's version script now
+# hides them, but kparity-fuzz-host, an executable, would still export the ones libfmt.so references.
+# Build with the system compiler, which links the shared libstdc++.so.6 the rest of the process uses.
+if [ -z "${KPARITY_KEEP_CXX:-}" ] && command -v /usr/bin/g++ > /dev/null; then
+  export CXX=/usr/bin/g++ CC=/usr/bin/gcc CUDAHOSTCXX=/usr/bin/g++
+fi
 "$PY" -c 'import sys, torch; print(sys.version.split()[0], torch.__version__, "cuda devices:", torch.cuda.device_count())'
 
 tools=/tmp/kparity-build-tools
@@ -50,7 +60,7 @@ export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
 "$PY" -c 'import kparity; assert kparity.has_kernels, "built without kernels"; print("kparity", kparity.__version__, "kernels:", kparity.has_kernels)' || exit 1
 
 cd "$ROOT/build-python" 2>/dev/null || { mkdir -p "$ROOT/build-python"; cd "$ROOT/build-python"; }
-PYTHONUNBUFFERED=1 "$PY" -X faulthandler -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/python" 2>&1 | tee "$OUT/pytest.log"
+PYTHONUNBUFFERED=1 "$PY" -X faulthandler -m pytest -q -rs -p no:cacheprovider ${KPARITY_PYTEST_ARGS:-} "$ROOT/tests/python" 2>&1 | tee "$OUT/pytest.log"
 status=${PIPESTATUS[0]}
 # A crash (a signal: status > 128) gets a native backtrace where gdb exists: the Python frames above
 # do not say which C++ frame faulted.

@@ -63,8 +63,8 @@ fresh_seed() { echo "0x$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')"; }
 for phase in "$@"; do
   case $phase in
     python)
-      # gpu-python.sh runs pytest itself; -n 8 through PYTEST_ADDOPTS (pytest-xdist is in the image).
-      PYTEST_ADDOPTS="-n 8 -rs" OUT=$W/python KPARITY_SITE=$SITE step python 420 bash scripts/gpu-python.sh
+      # gpu-python.sh runs pytest itself; -n 8 through KPARITY_PYTEST_ARGS (pytest-xdist is in the image).
+      KPARITY_PYTEST_ARGS="-n 8" OUT=$W/python KPARITY_SITE=$SITE step python 420 bash scripts/gpu-python.sh
       grep -hE "passed|failed|skipped|error" "$W/python/pytest.log" | tail -n 3 > "$W/python-counts.txt"
       ;;
     symbols)

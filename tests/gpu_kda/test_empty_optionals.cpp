@@ -252,7 +252,8 @@ TEST(EmptyOptionals, PackedDecodeWithEmptyRowsAndPools) {
   for (const DecodeCombo& combo : decode_combos()) {
     if (combo.force) continue;  // packed decode has no force_flush
     for (const kernels::LaunchOptions& mode : launch_modes()) {
-      const DecodeCfg cfg = decode_cfg(combo);
+      DecodeCfg cfg = decode_cfg(combo);
+      cfg.a3d = false;  // packed decode takes a as [B, HV * K] (the [B, HV, K] form is ReplaySSM's backend form)
       const HostDecode h(cfg, 300 + combo.B);
       const std::string tag = "packed " + combo.tag() + (mode.validate.deep ? " (deep pass)" : "");
       SCOPED_TRACE(tag);
