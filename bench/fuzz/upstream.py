@@ -1,32 +1,70 @@
-"""The real upstream kernels through kparity.fuzz.check_implementation, on the GPU (issue 15, "Proof
-on real code"): sglang's Triton ReplaySSM KDA decode and V4 sparse paged prefill (and decode), and
-flash-linear-attention's fused_recurrent_kda and chunk_kda. Their sources are not part of kparity:
-scripts/fetch-peers.sh puts them in the git-ignored .peers/ (set KPARITY_PEERS to another folder).
+"""The real upstream kernels through kparity.fuzz.check_implementation, on the GPU (issue 24): sglang's
+Triton ReplaySSM KDA decode and V4 sparse paged prefill and decode, flash-linear-attention's
+fused_recurrent_kda and chunk_kda. Their sources are not part of kparity: scripts/fetch-peers.sh puts
+them in the git-ignored .peers/ (set KPARITY_PEERS to another folder).
 
-    OUT=out KPARITY_PEERS=.peers python bench/fuzz/upstream.py [--seconds 60] [--targets ...]
+    OUT=out KPARITY_PEERS=.peers python bench/fuzz/upstream.py [--budget 400] [--jobs 8] [--targets ...]
 
-Each target is an adapter with the kparity op's upstream convention around the upstream function;
-what an adapter changes is written next to it, and is only what the function's own signature needs
-(kda/recurrent has no batch axis in kparity; Triton's KDA ReplaySSM takes `a` as [B, HV, K]).
-ReplaySSM runs twice: "as is" (the Triton wrapper's own, stricter checks meet kparity's generators:
-rejections are findings about the two contracts) and "laid out" (contiguous copies for what the
-Triton wrapper insists on, copied back after the call: the numerics). Each runs under the faithful
-profile and, where the kernel rounds differently on purpose, a profile of its own. Writes
-$OUT/fuzz_upstream.md, one JSON report per run and the shrunk failing calls under $OUT/corpus.
+Each target is an adapter with the kparity op's upstream convention around the upstream function
+(what it changes is written next to it: only what the function's own signature needs) and a declared
+domain (``supports``: what the kernel cannot compile, never what it gets wrong; each property reports
+the share of the generator's calls inside it). A run is one target under one precision profile, at
+two shape settings: "small" (the generators' own shapes, for depth) and the real model's preset
+("deepseek-v4" for the sparse ops, "kimi-linear" for KDA; few tokens, real per-token shapes), each
+with up to --max-findings distinct findings per property.
+
+Triton compiles a kernel per compile key (dtypes, constexpr sizes, flags; each target's key is
+written below), about a second each, and the first call of a key may take --first-call-timeout.
+At small shapes nearly every ReplaySSM or fla call has a key of its own (measured on the CPU
+stand-ins: 299 keys in 300 ReplaySSM draws; the sparse ops about 50), so those runs are
+compile-bound: their cases are about the seconds over the compile time. Each target may cap its
+keys (--classes-small / --classes-preset, or the target's default: 8 at the presets, none at small
+shapes): the first keys drawn are in, later ones outside ("compile budget" in the coverage). fla's
+autotuning is reduced to compiling the first config that passes pruning (every config must give
+right answers; timing them is the kernel's business; KPARITY_FLA_AUTOTUNE=1 keeps it). The runs go
+in parallel processes, one per (target, profile) with its shape settings in turn (--jobs; the
+references are single-threaded CPU code, and Triton compiles in each). --dry-run runs the machinery
+on CPU stand-ins (kparity.testing.impls) where there is no GPU.
+
+Writes $OUT/<run>.<shapes>.json and .txt per run, the shrunk calls under $OUT/corpus, and the report
+upstream_<date>.md (date of the run) into $OUT and --results (default bench/results): per run and
+property the cases judged, the coverage, the declined calls and the verdict, then every finding with
+its class, signature, reading (READINGS below: filled in by whoever reads the findings) and repro.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import os
 import sys
 import time
+import traceback
 import types
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import torch
+#: Readings of findings, by finding id (the 8 hex digits a report prints: class, tensor, kind and
+#: masked message, fuzz/backends/findings.hpp) or by signature prefix ("crashed||||ZeroDivisionError").
+#: One of "their bug", "our spec", "precision" (a rounding the faithful model does not make), or
+#: anything else worth a word; a finding with no entry reads "unclassified".
+READINGS: dict[str, str] = {
+}
 
-from kparity.fuzz import check_implementation
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    op: str
+    profiles: tuple[str, ...]
+    preset: str                      # the real model's preset for this op family
+    domain: str                      # what `supports` below requires, for the report
+    supports: Callable[[Any], Any] | None = None
+    # The kernel's compile key (what Triton compiles a new kernel for: constexpr sizes, dtypes,
+    # flags) and how many keys a run may compile at small shapes and at the preset (0: any).
+    compile_key: Callable[[Any], tuple] | None = None
+    classes_small: int = 0
+    classes_preset: int = 0
 
 
 def _stub(name: str, **attrs: Any) -> None:
@@ -38,6 +76,8 @@ def _stub(name: str, **attrs: Any) -> None:
 
 def _import_sglang_files(peers: str) -> dict[str, Any]:
     """The three sglang files in .peers/, their sglang/aiter utility imports stubbed for NVIDIA."""
+    import torch
+
     sys.path.insert(0, peers)
     for n in ["sglang", "sglang.kernels", "sglang.kernels.ops", "sglang.kernels.ops.quantization", "sglang.srt",
               "aiter", "aiter.ops", "aiter.ops.triton", "aiter.ops.triton.utils"]:
@@ -56,17 +96,85 @@ def _import_sglang_files(peers: str) -> dict[str, Any]:
     return mods
 
 
-# --- sglang Triton ReplaySSM (kda/replayssm_decode) -------------------------------------------------
+# --- declared domains: what the kernels cannot compile ---------------------------------------------
+
+def sparse_domain(call: Any) -> bool | str:
+    # Both sglang V4 kernels compute q.k^T with tl.dot over BLOCK_D = next_power_of_2(D) columns, and
+    # Triton's tl.dot needs its inner dimension K >= 16 ("Input shapes should have M >= 1, N >= 1 and
+    # K >= 16"): D >= 9. The other dots run over BLOCK_K = 16 or 32 keys, always >= 16. Tails of D and
+    # H are masked, so no power of two is needed. (The decode wrapper's ZeroDivisionError for small
+    # T * H or D <= 16 stays inside: that is a finding, not a limit of the kernel.)
+    d = call.dims["D"]
+    return True if d >= 9 else f"tl.dot needs next_power_of_2(D) >= 16 (D = {d})"
+
+
+def replayssm_domain(call: Any) -> bool | str:
+    # The wrapper splits K into nk = 2 tiles of BKT = next_power_of_2(K) / 2 columns and raises
+    # "BKT=... must be >=16 for tl.dot" below that: K >= 17. (The ring dot's inner dimension is
+    # BC = max(16, next_power_of_2(L)), always enough.)
+    k = call.dims["K"]
+    return True if k >= 17 else f"tl.dot needs BKT = next_power_of_2(K)/2 >= 16 (K = {k})"
+
+
+def replayssm_laid_out_domain(call: Any) -> bool | str:
+    inside = replayssm_domain(call)
+    if inside is not True:
+        return inside
+    # The Triton wrapper checks every ring against the state pool's slot count; kparity's contract
+    # lets the rings have their own (C.1): the laid-out adapter cannot make up slots.
+    slots = call.dims["slots"]
+    if any(call.shape(r)[0] != slots for r in ("d_cache", "k_cache", "g_cache")):
+        return "the Triton wrapper needs the rings' slot count to be the state pool's"
+    return True
+
+
+# --- compile keys: what each Triton kernel is compiled for ----------------------------------------------
+
+def _pow2(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def sparse_prefill_key(call: Any) -> tuple:
+    # BLOCK_D = next_power_of_2(D) and BLOCK_K (16 for D >= 256, else 32) are constexpr; q, the
+    # sources and the sink are loaded in their dtypes; BLOCK_H is fixed at 16.
+    return (str(call.dtype("q")), str(call.dtype("attn_sink")), _pow2(call.dims["D"]))
+
+
+def sparse_decode_key(call: Any) -> tuple:
+    # As the prefill, plus BLOCK_H = max(16, next_power_of_2(min(H, 64))) and the split-K choice
+    # (T * head blocks against the SM count: 1 split runs the fused kernel).
+    h = call.dims["H"]
+    return sparse_prefill_key(call) + (max(16, _pow2(min(h, 64))), call.dims["T"] * -(-h // 64) >= 132)
+
+
+def replayssm_key(call: Any) -> tuple:
+    # H, HV, K, V, BV, BC and MAX_CACHE_LEN = L are constexpr, as are the flags (l2 norm, force_flush
+    # given, lower_bound given); the activation, state and ring dtypes are the pointers' element types.
+    d = call.dims
+    return (d["H"], d["HV"], d["K"], d["V"], d["L"], str(call.dtype("mixed_qkv")), str(call.dtype("initial_state")),
+            str(call.dtype("d_cache")), str(call.dtype("k_cache")), call.flag("use_qk_l2norm_in_kernel"),
+            "force_flush" in call, "lower_bound" in call.scalars)
+
+
+def fla_key(call: Any) -> tuple:
+    # fla's KDA kernels take H, HV, K, V as constexpr (and autotune on them), the gate, beta and norm
+    # options as constexpr flags, and the activation and state dtypes.
+    d = call.dims
+    tensors = tuple((n, str(t.dtype)) for n, t in sorted(call.tensors.items()) if not t.returned)
+    return (d["H"], d["HV"], d["K"], d["V"]) + tensors + tuple(sorted(call.flags.items())) + \
+        tuple(sorted(n for n in call.scalars if n != "scale"))
+
+
+# --- adapters ----------------------------------------------------------------------------------------
 
 def triton_replayssm(mod: Any, laid_out: bool) -> Callable[..., Any]:
+    import torch
+
     def replayssm_decode(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, d_cache, k_cache, g_cache, out,
                          ssm_state_indices, write_pos, force_flush=None, use_qk_l2norm_in_kernel=False,
                          lower_bound=None):
         B = mixed_qkv.shape[0]
         _, HV, V, K = initial_state.shape
-        if K < 32 or K & (K - 1):
-            # The Triton wrapper splits K into nk=2 tiles of >= 16 (BKT) for tl.dot.
-            raise NotImplementedError(f"Triton ReplaySSM needs a power-of-two K >= 32 (got K={K})")
         # Its KDA path takes a as [B, HV, K] and dt_bias as [HV, K] (kda.md B.3 item 5); both are
         # contiguous here (kparity's contract, C.1 #1-#2), so these are views.
         a3, dt2 = a.reshape(B, HV, K), dt_bias.reshape(HV, K)
@@ -75,9 +183,6 @@ def triton_replayssm(mod: Any, laid_out: bool) -> Callable[..., Any]:
                 mixed_qkv, a3, b, A_log, dt2, scale, initial_state, d_cache, k_cache, g_cache, out, ssm_state_indices,
                 write_pos, force_flush=force_flush, lower_bound=lower_bound,
                 use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel, is_kda=True)
-        slots = initial_state.shape[0]
-        if not (d_cache.shape[0] == k_cache.shape[0] == g_cache.shape[0] == slots):
-            raise NotImplementedError("Triton ReplaySSM needs every ring to have the state pool's slot count")
         # What the Triton wrapper insists on (contiguous rings, cursors and b, [HV, V, K]-contiguous
         # state slots, int32 indices): copies, written back after the call.
         state, rings = initial_state.contiguous(), [r.contiguous() for r in (d_cache, k_cache, g_cache)]
@@ -94,11 +199,9 @@ def triton_replayssm(mod: Any, laid_out: bool) -> Callable[..., Any]:
     return replayssm_decode
 
 
-# --- sglang Triton V4 sparse attention (sparse/paged_prefill, sparse/paged_decode) ------------------
-
 def triton_paged_prefill(mod: Any) -> Callable[..., Any]:
-    # sglang's V-base signature at 856c2e57 (no return_lse, no replicated_logit_shift): the fuzzer
-    # runs calls that ask for lse without it and leaves out calls with a shift.
+    # sglang's V-base signature (no return_lse, no replicated_logit_shift): the fuzzer runs calls
+    # that ask for lse without it and draws again for calls with a shift (counted as "signature").
     def sparse_attn_v4_paged_prefill(q, unified_kv, kv_indices_prefix, kv_indptr_prefix, kv, kv_indices_extend,
                                      kv_indptr_extend, attn_sink, softmax_scale):
         return mod.sparse_attn_v4_paged_prefill(q, unified_kv, kv_indices_prefix, kv_indptr_prefix, kv,
@@ -112,12 +215,12 @@ def triton_paged_decode(mod: Any) -> Callable[..., Any]:
     return sparse_attn_v4_paged_decode
 
 
-# --- flash-linear-attention (kda/recurrent) ---------------------------------------------------------
+def fla_recurrent(fn: Callable[..., Any]) -> Callable[..., Any]:
+    import torch
 
-def fla_recurrent(fn: Callable[..., Any], chunked: bool) -> Callable[..., Any]:
-    def recurrent(q, k, v, g=None, beta=None, scale=None, initial_state=None, output_final_state=False,
-                  use_qk_l2norm_in_kernel=False, cu_seqlens=None, *, a=None, dt_bias=None, A_log=None,
-                  lower_bound=None, beta_is_logits=False):
+    def fused_recurrent_kda(q, k, v, g=None, beta=None, scale=None, initial_state=None, output_final_state=False,
+                            use_qk_l2norm_in_kernel=False, cu_seqlens=None, *, a=None, dt_bias=None, A_log=None,
+                            lower_bound=None, beta_is_logits=False):
         # kparity's kda/recurrent is fla's call without the batch axis (B = 1, varlen through
         # cu_seqlens), its state V-first ([N, HV, V, K]: fla's state_v_first), its raw gate a +
         # dt_bias + A_log fla's use_gate_in_kernel, its beta logits fla's use_beta_sigmoid_in_kernel.
@@ -130,88 +233,338 @@ def fla_recurrent(fn: Callable[..., Any], chunked: bool) -> Callable[..., Any]:
         if g is None:
             kw.update(use_gate_in_kernel=True, A_log=A_log, dt_bias=dt_bias.reshape(-1), lower_bound=lower_bound)
             gate = a
-        if chunked and lower_bound is not None:
-            kw["safe_gate"] = True  # chunk_kda's name for the bounded gate
         o, final = fn(q[None], k[None], v[None], gate[None], beta[None], **kw)
         return o[0], final
-    return recurrent
+    return fused_recurrent_kda
 
 
-def targets(peers: str) -> dict[str, tuple[str, Any, list[str]]]:
-    """name -> (op, implementation or the import error, profiles)."""
+def fla_chunk(fn: Callable[..., Any]) -> Callable[..., Any]:
+    import torch
+
+    def chunk_kda(*args, **kwargs):
+        # kparity's kda/chunk is chunk_kda's own signature. Two things only: it runs under
+        # torch.inference_mode(), which chunk_kda asserts for return_intermediate_states (and which
+        # changes nothing else in a forward call), and it returns (o, final_state), dropping the
+        # intermediate states h that return_intermediate_states adds (kparity does not model them).
+        with torch.inference_mode():
+            r = fn(*args, **kwargs)
+        return r[0], r[1]
+    return chunk_kda
+
+
+def dry_targets() -> dict[str, tuple[Target, Any]]:
+    """--dry-run: stand-ins from kparity.testing.impls on the CPU (one with two planted slips), to
+    check this script's machinery where there is no GPU."""
+    from kparity.testing import impls
+    from kparity.testing.impls import planted_findings as pf
+
+    return {"dry-sparse-decode": (Target("dry-sparse-decode", "sparse/paged_decode", ("faithful",), "deepseek-v4",
+                                         "D >= 9", sparse_domain, sparse_decode_key), pf.zero_division_and_dedupe),
+            "dry-replayssm": (Target("dry-replayssm", "kda/replayssm_decode", ("faithful",), "kimi-linear", "K >= 17",
+                                     replayssm_domain, replayssm_key, 0, 8), impls.replayssm_decode),
+            "dry-recurrent": (Target("dry-recurrent", "kda/recurrent", ("faithful",), "kimi-linear", "every call", None,
+                                     fla_key, 0, 8), impls.recurrent)}
+
+
+def _skip_autotune_benchmarks() -> None:
+    """Triton's autotuner compiles and times every config of a kernel at each new key (fla's
+    chunk_kda spends more than 30 s there on its first call); the fuzzer needs right answers, which
+    every config must give, not the fastest. So every config times the same without running, and
+    the first one that survives the kernel's own pruning is compiled and used. KPARITY_FLA_AUTOTUNE=1
+    keeps the real autotuning."""
+    from triton.runtime import autotuner
+
+    def untimed(self, *args, **kwargs):  # noqa: ANN001, ARG001  (whatever the Triton version passes)
+        return [0.0, 0.0, 0.0]
+
+    autotuner.Autotuner._bench = untimed
+
+
+def targets(peers: str) -> dict[str, tuple[Target, Any]]:
+    """name -> (target, implementation or the import error)."""
+    if peers == "--dry-run":
+        return dry_targets()
     mods = _import_sglang_files(peers)
-    out: dict[str, tuple[str, Any, list[str]]] = {}
+    rs, pf, pd = mods["fused_recurrent_linear_replayssm"], mods["paged_prefill"], mods["paged_decode"]
 
-    def add(name: str, op: str, make: Callable[[], Any], src: Any, profiles: list[str]) -> None:
-        out[name] = (op, src if isinstance(src, Exception) else make(), profiles)
+    def made(src: Any, make: Callable[[], Any]) -> Any:
+        return src if isinstance(src, Exception) else make()
 
-    rs = mods["fused_recurrent_linear_replayssm"]
-    add("sglang-triton-replayssm-as-is", "kda/replayssm_decode", lambda: triton_replayssm(rs, False), rs,
-        ["faithful", "tf32-dot"])
-    add("sglang-triton-replayssm-laid-out", "kda/replayssm_decode", lambda: triton_replayssm(rs, True), rs,
-        ["faithful", "tf32-dot"])
-    add("sglang-triton-paged-prefill", "sparse/paged_prefill", lambda: triton_paged_prefill(mods["paged_prefill"]),
-        mods["paged_prefill"], ["faithful"])
-    add("sglang-triton-paged-decode", "sparse/paged_decode", lambda: triton_paged_decode(mods["paged_decode"]),
-        mods["paged_decode"], ["faithful"])
+    out: dict[str, tuple[Target, Any]] = {
+        # ReplaySSM "as is": the Triton wrapper's own stricter checks meet kparity's generators; each
+        # rejection of a call kparity's contract accepts is a finding (once), then the run goes on
+        # inside the wrapper's domain. "laid out": contiguous copies for what it insists on.
+        "sglang-triton-replayssm-as-is": (
+            Target("sglang-triton-replayssm-as-is", "kda/replayssm_decode", ("faithful", "tf32-dot"), "kimi-linear",
+                   "K >= 17", replayssm_domain, replayssm_key, 0, 8), made(rs, lambda: triton_replayssm(rs, False))),
+        "sglang-triton-replayssm-laid-out": (
+            Target("sglang-triton-replayssm-laid-out", "kda/replayssm_decode", ("faithful", "tf32-dot"),
+                   "kimi-linear", "K >= 17; rings with the state pool's slot count", replayssm_laid_out_domain,
+                   replayssm_key, 0, 8),
+            made(rs, lambda: triton_replayssm(rs, True))),
+        "sglang-triton-paged-prefill": (
+            Target("sglang-triton-paged-prefill", "sparse/paged_prefill", ("faithful",), "deepseek-v4", "D >= 9",
+                   sparse_domain, sparse_prefill_key, 0, 0), made(pf, lambda: triton_paged_prefill(pf))),
+        "sglang-triton-paged-decode": (
+            Target("sglang-triton-paged-decode", "sparse/paged_decode", ("faithful",), "deepseek-v4", "D >= 9",
+                   sparse_domain, sparse_decode_key, 0, 0), made(pd, lambda: triton_paged_decode(pd))),
+    }
     sys.path.insert(0, peers)
     try:
+        if not os.environ.get("KPARITY_FLA_AUTOTUNE"):
+            _skip_autotune_benchmarks()
         from fla.ops.kda import chunk_kda, fused_recurrent_kda
-        out["fla-fused-recurrent-kda"] = ("kda/recurrent", fla_recurrent(fused_recurrent_kda, False), ["faithful"])
-        out["fla-chunk-kda"] = ("kda/recurrent", fla_recurrent(chunk_kda, True), ["faithful"])
+        rec, chk = fla_recurrent(fused_recurrent_kda), fla_chunk(chunk_kda)
     except Exception as e:  # noqa: BLE001
-        out["fla-fused-recurrent-kda"] = ("kda/recurrent", e, [])
-        out["fla-chunk-kda"] = ("kda/recurrent", e, [])
+        rec = chk = e
+    out["fla-fused-recurrent-kda"] = (Target("fla-fused-recurrent-kda", "kda/recurrent", ("faithful",), "kimi-linear",
+                                             "every call", None, fla_key, 0, 8), rec)
+    out["fla-chunk-kda"] = (Target("fla-chunk-kda", "kda/chunk", ("faithful",), "kimi-linear", "every call", None,
+                                   fla_key, 0, 8), chk)
     return out
+
+
+# --- the compile budget ---------------------------------------------------------------------------------
+
+class CompileBudget:
+    """A declared domain with at most `limit` compile keys: the first `limit` keys drawn are in,
+    calls of later keys are outside ("compile budget"). Monotone (a call once inside stays inside),
+    so a case that RapidCheck evaluates again sees the same answer. Without a key or a limit it is
+    the inner domain alone."""
+
+    def __init__(self, inner: Callable[[Any], Any] | None, key: Callable[[Any], tuple] | None, limit: int) -> None:
+        self.inner, self.key, self.limit, self.seen = inner, key, limit, set()
+        self.__name__ = (inner.__name__ if inner else "every_call") + (f"_within_{limit}_compile_keys" if key and limit else "")
+
+    def __call__(self, call: Any) -> bool | str:
+        if self.inner is not None:
+            inside = self.inner(call)
+            if inside is not True:
+                return inside
+        if self.key is None:
+            return True
+        k = self.key(call)
+        if self.limit <= 0 or k in self.seen or len(self.seen) < self.limit:
+            self.seen.add(k)
+            return True
+        return f"compile budget: {self.limit} compile keys"
+
+
+# --- one run in its own process ---------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    target: str
+    profile: str
+    shapes: str        # "small" or the preset
+    seconds: float
+    classes: int | None  # compile keys at most (None: the target's default for these shapes)
+    out_dir: str
+    peers: str
+    seed: int | None
+    max_findings: int
+    first_call_timeout: float
+    case_timeout: float
+    known: list[str] = field(default_factory=list)
+
+    @property
+    def stem(self) -> str:
+        return f"{self.target}.{self.profile}.{self.shapes}"
+
+
+def run_pair(runs: list[Run]) -> list[dict[str, Any]]:
+    """A target under one profile: its shape settings one after the other in this process (Triton's
+    kernels compiled for the first stay loaded for the second)."""
+    return [run_one(r) for r in runs]
+
+
+def run_one(r: Run) -> dict[str, Any]:
+    """One check_implementation run; returns what the report needs (or the error)."""
+    from kparity.fuzz import check_implementation
+
+    t0 = time.time()
+    try:
+        target, impl = targets(r.peers)[r.target]
+        if isinstance(impl, Exception):
+            return {"run": r.stem, "skipped": f"{type(impl).__name__}: {impl}"}
+        small = r.shapes == "small"
+        limit = r.classes if r.classes is not None else (target.classes_small if small else target.classes_preset)
+        supports = CompileBudget(target.supports, target.compile_key, limit)
+        kw = dict(preset=None if r.shapes == "small" else r.shapes)
+        report = check_implementation(target.op, impl, device="cpu" if r.peers == "--dry-run" else "cuda",
+                                      time=r.seconds, profile=r.profile,
+                                      seed=r.seed, name=target.name, supports=supports,
+                                      max_findings=r.max_findings, known=r.known or None,
+                                      first_call_timeout=r.first_call_timeout, case_timeout=r.case_timeout,
+                                      corpus=os.path.join(r.out_dir, "corpus"),
+                                      report=os.path.join(r.out_dir, r.stem + ".json"), **kw)
+        with open(os.path.join(r.out_dir, r.stem + ".txt"), "w") as f:
+            f.write(report.summary() + "\n\n" + report.log)
+        return {"run": r.stem, "target": target.name, "op": target.op, "profile": r.profile, "shapes": r.shapes,
+                "domain": target.domain, "classes": limit, "classes_seen": len(supports.seen),
+                "seconds": time.time() - t0, "error": report.error,
+                "report": report.to_json()}
+    except Exception as e:  # noqa: BLE001  (the run's own failure, reported in its row)
+        return {"run": r.stem, "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(),
+                "seconds": time.time() - t0}
+
+
+# --- the report ---------------------------------------------------------------------------------------------
+
+def reading(finding: dict[str, Any]) -> str:
+    if finding.get("id") in READINGS:
+        return READINGS[finding["id"]]
+    for key, value in READINGS.items():
+        if "|" in key and finding.get("signature", "").startswith(key):
+            return value
+    return "unclassified"
+
+
+def cell(text: Any, n: int = 240) -> str:
+    s = str(text).replace("|", "\\|").replace("\n", " ")
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def markdown(results: list[dict[str, Any]], args: argparse.Namespace, started: str, gpu: str, wall: float) -> str:
+    import torch
+
+    lines = [f"# Upstream kernels through kparity.fuzz, {started}", "",
+             f"{gpu}, torch {torch.__version__}; peers from `{args.peers}`; {wall:.0f} s wall for {len(results)} "
+             f"runs in {args.jobs} processes; per run {args.seconds_small:.0f} s at small shapes and "
+             f"{args.seconds_preset:.0f} s at the model's preset; up to {args.max_findings} findings per property.", "",
+             "Coverage: the share of the generator's calls inside the declared domain (the kernel's own limits "
+             "and the compile budget); cases: calls run and judged; declined: NotImplementedError.", "",
+             "| target | op | profile | shapes | property | cases | coverage | declined | known hits | verdict |",
+             "|---|---|---|---|---|---:|---:|---:|---:|---|"]
+    findings = []
+    for r in results:
+        if "skipped" in r:
+            lines.append(f"| {r['run']} | - | - | - | - | - | - | - | - | skipped: {cell(r['skipped'], 160)} |")
+            continue
+        if r.get("error") and "report" not in r:
+            lines.append(f"| {r['run']} | - | - | - | - | - | - | - | - | not run: {cell(r['error'], 160)} |")
+            continue
+        rep = r["report"]
+        if rep["implementation"]["error"]:
+            lines.append(f"| {r['target']} | {r['op']} | {r['profile']} | {r['shapes']} | - | - | - | - | - | "
+                         f"not run: {cell(rep['implementation']['error'], 160)} |")
+        for p in rep.get("properties", []):
+            cov = p.get("coverage", {})
+            kind = p["name"].split("/")[2]
+            fs = p.get("findings", [])
+            verdict = "pass" if p.get("passed") else (f"{len(fs)} finding{'s' if len(fs) != 1 else ''}" if fs
+                                                      else "not exercised: " + cell(p.get("stopped", ""), 80))
+            hits = sum(cov.get("known_hits", {}).values())
+            lines.append(f"| {r['target']} | {r['op']} | {r['profile']} | {r['shapes']} | {kind} | {p.get('cases', 0)} | "
+                         f"{100 * cov.get('share', 1.0):.0f}% of {cov.get('drawn', 0)} | {cov.get('declined', 0)} | "
+                         f"{hits} | {verdict} |")
+            for f in fs:
+                findings.append((r, kind, f))
+    lines += ["", "## Findings", "",
+              "| target | profile | shapes | property | id | class | signature | reading |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r, kind, f in findings:
+        lines.append(f"| {r['target']} | {r['profile']} | {r['shapes']} | {kind} | `{f['id']}` | {f['class']} | "
+                     f"{cell(f['display'], 200)} | {reading(f)} |")
+    lines += ["", "### Each finding, shrunk", ""]
+    for r, kind, f in findings:
+        # RapidCheck's text: "<file>:<line>:", "RC_FAIL(...)", "[class] verdict", "Log:", the call's
+        # description, the rule's line.
+        text = f["message"].split("\n")
+        verdict = next((x for x in text if x.startswith("[")), "")
+        after = text[text.index("Log:") + 1:] if "Log:" in text else []
+        call = after[0] if after else ""
+        lines += [f"#### `{f['id']}` {r['target']} ({r['profile']}, {r['shapes']}) {kind}: {f['class']}", "",
+                  f"- signature: `{f['signature']}`", f"- reading: {reading(f)}", f"- verdict: {cell(verdict, 600)}",
+                  f"- call: {cell(call, 600)}", f"- repro: `{f.get('repro', '')}`", f"- saved: `{f.get('saved', '')}`"]
+        for e in f.get("examples", []):
+            lines.append(f"- also shrunk to (`{e['signature']}`): `{e.get('repro', '')}`")
+        lines.append("")
+    errors = [r for r in results if r.get("trace")]
+    if errors:
+        lines += ["## Runs that failed", ""] + [f"```\n{r['run']}: {r['trace']}\n```" for r in errors]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=45.0, help="budget per run (three properties share it)")
+    ap.add_argument("--budget", type=float, default=400.0,
+                    help="seconds per run (small + preset); the runs go in parallel (default 400)")
+    ap.add_argument("--preset-share", type=float, default=0.4, help="share of --budget at the model's preset")
     ap.add_argument("--targets", nargs="*", default=None, help="a subset of the targets")
-    ap.add_argument("--shapes", default="small", choices=["small", "large"])
+    ap.add_argument("--profiles", nargs="*", default=None, help="a subset of the precision profiles")
+    ap.add_argument("--shapes", nargs="*", default=["small", "preset"], choices=["small", "preset"])
+    ap.add_argument("--jobs", type=int, default=0, help="parallel runs (default: every run at once, at most "
+                    "half the CPU cores)")
     ap.add_argument("--seed", type=lambda s: int(s, 0), default=None)
+    ap.add_argument("--max-findings", type=int, default=5)
+    ap.add_argument("--classes-small", type=int, default=None,
+                    help="compile keys per run at small shapes (0: any; default: the target's)")
+    ap.add_argument("--classes-preset", type=int, default=None,
+                    help="compile keys per run at the preset (0: any; default: the target's)")
+    ap.add_argument("--first-call-timeout", type=float, default=240.0)
+    ap.add_argument("--case-timeout", type=float, default=60.0)
+    ap.add_argument("--known", nargs="*", default=[], help="finding ids or signatures to accept")
+    ap.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "..", "results"),
+                    help="also write upstream_<date>.md here (default bench/results; '' for none)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="stand-in targets on the CPU (kparity.testing.impls): checks this script without a GPU")
     args = ap.parse_args()
-    out_dir = os.environ.get("OUT", "fuzz-upstream-out")
+    args.seconds_preset = args.budget * args.preset_share if "preset" in args.shapes else 0.0
+    args.seconds_small = args.budget - args.seconds_preset if "small" in args.shapes else 0.0
+    out_dir = os.path.abspath(os.environ.get("OUT", "fuzz-upstream-out"))
     os.makedirs(out_dir, exist_ok=True)
-    if not torch.cuda.is_available():
+    import torch
+
+    if args.dry_run:
+        args.peers, gpu = "--dry-run", "CPU (dry run)"
+    elif not torch.cuda.is_available():
         print("fuzz upstream: skipped, no CUDA device")
         return 0
-    peers = os.path.abspath(os.environ.get("KPARITY_PEERS", ".peers"))
-    runs = targets(peers)
-    lines = [f"# Upstream kernels through kparity.fuzz, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", "",
-             f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}; peers from {peers}; shapes {args.shapes}; "
-             f"{args.seconds:.0f} s per run.", "",
-             "| target | op | profile | property | cases | discarded | result | class | message |",
-             "|---|---|---|---|---:|---:|---|---|---|"]
-    details = []
-    for name, (op, impl, profiles) in runs.items():
+    else:
+        args.peers = os.path.abspath(os.environ.get("KPARITY_PEERS", ".peers"))
+        gpu = torch.cuda.get_device_name(0)
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    date = started.split()[0]
+    names = targets(args.peers)
+    pairs: list[list[Run]] = []  # (target, profile): its shape settings in one process, in order
+    for name, (target, _) in names.items():
         if args.targets and name not in args.targets:
             continue
-        if isinstance(impl, Exception):
-            lines.append(f"| {name} | {op} | - | - | - | - | skipped | - | {type(impl).__name__}: {impl} |")
-            continue
-        for profile in profiles:
-            t0 = time.time()
-            report = check_implementation(op, impl, device="cuda", time=args.seconds, profile=profile,
-                                          shapes=args.shapes, seed=args.seed, name=name,
-                                          corpus=os.path.join(out_dir, "corpus"),
-                                          report=os.path.join(out_dir, f"{name}.{profile}.json"))
-            print(f"{name} ({profile}, {time.time() - t0:.0f} s):\n{report.summary()}\n", flush=True)
-            if report.error:
-                lines.append(f"| {name} | {op} | {profile} | - | - | - | not run | - | {report.error} |")
-            for p in report.properties:
-                f = p.failure
-                msg = (f.message.replace("|", "\\|")[:300] if f else "")
-                lines.append(f"| {name} | {op} | {profile} | {p.name.split('/')[2]} | {p.cases} | {p.discarded} | "
-                             f"{'pass' if p.passed else 'FAIL'} | {f.failure_class if f else ''} | {msg} |")
-                if f:
-                    details.append(f"### {p.name} ({profile})\n\n```\n{f.details.strip()[:4000]}\n```\n\n"
-                                   f"repro: `{f.repro}`  \nsaved: `{f.saved}`\n")
-    text = "\n".join(lines) + ("\n\n## Failures, with the shrunk calls\n\n" + "\n".join(details) if details else "\n")
-    with open(os.path.join(out_dir, "fuzz_upstream.md"), "w") as f:
-        f.write(text)
+        for profile in target.profiles:
+            if args.profiles and profile not in args.profiles:
+                continue
+            pairs.append([Run(name, profile, "small" if shapes == "small" else target.preset,
+                              args.seconds_small if shapes == "small" else args.seconds_preset,
+                              args.classes_small if shapes == "small" else args.classes_preset, out_dir, args.peers,
+                              args.seed, args.max_findings, args.first_call_timeout, args.case_timeout, args.known)
+                          for shapes in args.shapes])
+    args.jobs = args.jobs or max(1, min(len(pairs), (os.cpu_count() or 2) // 2))
+    t0 = time.time()
+    ctx = mp.get_context("spawn")  # CUDA in every child, none inherited through fork
+    results: list[dict[str, Any]] = []
+    with ctx.Pool(args.jobs) as pool:
+        for done in pool.imap(run_pair, pairs):
+            for res in done:
+                results.append(res)
+                rep = res.get("report", {})
+                verdicts = [f"{p['name'].split('/')[2]}: {p['cases']} cases, {len(p.get('findings', []))} findings"
+                            for p in rep.get("properties", [])]
+                print(f"{res['run']} ({res.get('seconds', 0):.0f} s): "
+                      f"{res.get('error') or res.get('skipped') or '; '.join(verdicts)}", flush=True)
+    text = markdown(results, args, started, gpu, time.time() - t0)
+    paths = [os.path.join(out_dir, f"upstream_{date}.md")]
+    if args.results:
+        os.makedirs(args.results, exist_ok=True)
+        paths.append(os.path.join(args.results, f"upstream_{date}.md"))
+    for p in paths:
+        with open(p, "w") as f:
+            f.write(text)
+    with open(os.path.join(out_dir, "upstream.json"), "w") as f:
+        json.dump({"started": started, "gpu": gpu, "args": {k: v for k, v in vars(args).items()},
+                   "runs": results}, f, indent=1, default=str)
     print(text)
+    print("written:", ", ".join(paths))
     return 0
 
 

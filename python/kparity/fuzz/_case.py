@@ -316,6 +316,12 @@ class CaseRunner:
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 return f"returned {_describe(result)}; upstream returns (o, final_state)"
             values = {"out": result[0], "final_state": result[1]}
+        elif self.row.op == "kda/chunk":
+            # chunk_kda returns (o, final_state), or (o, final_state, h) with return_intermediate_states
+            # (h: intermediate states kparity does not model).
+            if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):
+                return f"returned {_describe(result)}; upstream returns (o, final_state)"
+            values = {"out": result[0], "final_state": result[1]}
         elif "lse" in wanted:
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 return f"returned {_describe(result)}; with return_lse=True upstream returns (out, lse)"
