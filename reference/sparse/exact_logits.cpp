@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "kparity/reference/exact_sum.hpp"
 
@@ -70,9 +72,7 @@ KPARITY_CLONES void split_dots1(std::int64_t H, std::int64_t D, const double* __
 bool exact_dots_split(const double* Q, std::int64_t H, std::int64_t D, const TokenKeys& keys, const RowStats& rs,
                       std::vector<double>& hi, std::vector<double>& lo) {
   const std::int64_t n = keys.size();
-  // Below four keys the per-key path (short_exact_dot, one pass over q per head) costs less than the
-  // split's transposition and kernel; its results are the same values.
-  if (D > 2048 || !rs.all_finite || !rs.all_short || H == 0 || n < 4) return false;
+  if (D > 2048 || H == 0 || n == 0) return false;
   // One pass over q without branches: the non-finite and long values, max |q|, the least lsb.
   double qmax = 0;
   int q_lsb = kNoLsb;
@@ -88,10 +88,23 @@ bool exact_dots_split(const double* Q, std::int64_t H, std::int64_t D, const Tok
     q_lsb = std::min(q_lsb, l);
   }
   if (special || (low & ((std::uint64_t{1} << 27) - 1)) != 0) return false;
+  // The finite keys; a key holding a non-finite value gets NaN parts (the caller's per-key path).
+  std::vector<std::int64_t> live;
   int k_lsb = kNoLsb;
   double kmax = 0;
-  for (std::int64_t j = 0; j < n; ++j) k_lsb = std::min(k_lsb, rs.lsb[j]), kmax = std::max(kmax, rs.abssum[j]);
-  if (q_lsb == kNoLsb || k_lsb == kNoLsb) return false;  // all zeros: the caller's zero rule
+  for (std::int64_t j = 0; j < n; ++j) {
+    if (!rs.finite[j]) continue;
+    if (!rs.shortv[j]) return false;
+    live.push_back(j);
+    k_lsb = std::min(k_lsb, rs.lsb[j]), kmax = std::max(kmax, rs.abssum[j]);
+  }
+  hi.assign(static_cast<std::size_t>(H * n), std::numeric_limits<double>::quiet_NaN());
+  lo.assign(hi.size(), std::numeric_limits<double>::quiet_NaN());
+  if (q_lsb == kNoLsb || k_lsb == kNoLsb) {  // every product with a finite key is +-0
+    for (std::int64_t j : live)
+      for (std::int64_t h = 0; h < H; ++h) hi[h * n + j] = lo[h * n + j] = 0.0;
+    return true;
+  }
   const int L = q_lsb + k_lsb;
   if (L + 94 > 1023 || L < -1074) return false;
   // sum_d |q_d k_d| <= qmax * sum_d |k_d|; the computed sum |k| of <= 2048 terms is low by less than
@@ -102,22 +115,23 @@ bool exact_dots_split(const double* Q, std::int64_t H, std::int64_t D, const Tok
   std::vector<double> QT(static_cast<std::size_t>(H * D)), SH(static_cast<std::size_t>(4 * H)), SL(SH.size());
   for (std::int64_t h = 0; h < H; ++h)
     for (std::int64_t d = 0; d < D; ++d) QT[d * H + h] = Q[h * D + d];
-  hi.resize(static_cast<std::size_t>(H * n));
-  lo.resize(hi.size());
   const double* rows = keys.rows.data();
-  for (std::int64_t j = 0; j < n; j += 4) {
-    const std::int64_t m = std::min<std::int64_t>(4, n - j);
-    auto key = [&](std::int64_t i) { return rows + (j + i) * D; };
+  const auto nl = static_cast<std::int64_t>(live.size());
+  for (std::int64_t g = 0; g < nl; g += 4) {
+    const std::int64_t m = std::min<std::int64_t>(4, nl - g);
+    auto key = [&](std::int64_t i) { return rows + live[static_cast<std::size_t>(g + i)] * D; };
     if (m == 4) {
       split_dots4(H, D, QT.data(), key(0), key(1), key(2), key(3), C, SH.data(), SL.data());
     } else {
       for (std::int64_t i = 0; i < m; ++i) split_dots1(H, D, QT.data(), key(i), C, SH.data() + i * H, SL.data() + i * H);
     }
-    for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t i = 0; i < m; ++i) {
+      const std::int64_t j = live[static_cast<std::size_t>(g + i)];
       for (std::int64_t h = 0; h < H; ++h) {
-        hi[h * n + j + i] = SH[i * H + h];
-        lo[h * n + j + i] = SL[i * H + h];
+        hi[h * n + j] = SH[i * H + h];
+        lo[h * n + j] = SL[i * H + h];
       }
+    }
   }
   return true;
 }

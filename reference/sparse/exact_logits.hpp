@@ -13,9 +13,12 @@
 // of one head, fl((S_hi - S_hi') + (S_lo - S_lo')), is the correctly rounded exact difference (both
 // inner differences are again exact). The condition is tested on max_d |q_d| * sum_d |k_d|, an
 // upper bound of sum_d |p_d| (with a relative margin 2^-40 over the fp64 rounding of sum |k|).
+// Products are exact because every value is checked to have at most 26 significant bits.
 //
 // Exact zeros are left to the caller (their sign follows exact_sum.hpp's rule, which the split does
-// not track): a zero dot comes back as 0 and the caller recomputes it.
+// not track): a zero dot comes back as +-0 parts and the caller applies the rule. A key holding a
+// non-finite value gets NaN parts (the caller takes its per-key path); with every q or every finite
+// key zero, the finite keys' parts are 0.
 #include <cstdint>
 #include <vector>
 
@@ -24,8 +27,8 @@
 namespace kparity::reference::sparse::detail {
 
 // Q: H x D, row-major (head h's q). On success hi/lo hold H x n (head-major) and true is returned;
-// false when some value is not finite or has more than 26 significant bits, D > 2048, every q or every key is zero, or the magnitudes
-// leave the range above.
+// false when a q is not finite, a q or a finite key's value has more than 26 significant bits, D > 2048,
+// or the magnitudes leave the range above.
 // At most 26 significant bits (the low 27 fraction bits zero), as exact_sum.hpp's product test reads it.
 bool short_value(double x) noexcept;
 

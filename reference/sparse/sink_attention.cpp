@@ -193,13 +193,33 @@ struct HeadDots {
     kdot.resize(n), abs_dot.resize(n), lsb.resize(n), short_ok.assign(n, 0);
     const int q_lsb = hi ? 0 : min_lsb_exponent(qrow, D);
     for (std::int64_t j = 0; j < n; ++j) {
-      if (hi) {
-        kdot[j] = hi[j] + lo[j];  // the correctly rounded exact dot
-        if (kdot[j] != 0) continue;
-      }
-      // Exact zeros (their sign follows exact_sum.hpp's rule) and everything outside the split.
       const double* row = keys.rows.data() + j * D;
-      lsb[j] = (hi ? min_lsb_exponent(qrow, D) : q_lsb) + rs.lsb[j];
+      if (hi && !std::isnan(hi[j])) {
+        kdot[j] = hi[j] + lo[j];  // the correctly rounded exact dot
+        if (kdot[j] == 0) {
+          // An exact zero: -0 iff every term is a -0 product (exact_sum.hpp's rule).
+          bool neg = true;
+          for (std::int64_t d = 0; d < D && neg; ++d)
+            neg = (qrow[d] == 0 || row[d] == 0) && std::signbit(qrow[d]) != std::signbit(row[d]);
+          kdot[j] = neg ? -0.0 : 0.0;
+        }
+        continue;
+      }
+      // A key holding a non-finite value with q finite: the exact sum's value is that of its
+      // non-finite terms alone (exact_sum.hpp), which sit at the row's non-finite positions.
+      if (hi && oracle_fast_paths()) {
+        bool nan = false, pos = false, neg = false;
+        for (std::int64_t d : rs.special_at[j]) {
+          const double x = qrow[d] * row[d];
+          if (std::isnan(x)) nan = true;
+          else if (x > 0) pos = true;
+          else neg = true;
+        }
+        kdot[j] = nan || (pos && neg) ? std::numeric_limits<double>::quiet_NaN() : pos ? INFINITY : -INFINITY;
+        continue;
+      }
+      // Everything outside the split.
+      lsb[j] = (hi ? min_lsb_exponent(qrow, D) : q_lsb) + rs.lsb[j];  // (hi: rare, a non-finite key)
       short_ok[j] = oracle_fast_paths() && short_exact_dot(qrow, lsb[j] - rs.lsb[j], row, rs.lsb[j], D, kdot[j], abs_dot[j]);
       if (!short_ok[j]) kdot[j] = oracle_sum(D, [&](std::int64_t d) { return std::pair{qrow[d], row[d]}; });
     }
@@ -207,7 +227,7 @@ struct HeadDots {
   // The exact difference q.k_j - q.k_m, rounded once.
   double diff(const TokenKeys& keys, std::int64_t D, std::int64_t j, std::int64_t m) const {
     if (j == m) return 0.0;
-    if (hi && kdot[j] != 0 && kdot[m] != 0) return (hi[j] - hi[m]) + (lo[j] - lo[m]);  // exact_logits.hpp
+    if (hi && !std::isnan(hi[j]) && !std::isnan(hi[m])) return (hi[j] - hi[m]) + (lo[j] - lo[m]);  // exact_logits.hpp
     // Both dots exact in fp64 and their terms together certified (short_exact_dot's argument on the
     // 2D terms): the difference of the two is the exact one.
     if (!hi && short_ok[j] && short_ok[m] && exact_in_fp64(abs_dot[j] + abs_dot[m], std::min(lsb[j], lsb[m])))
@@ -249,19 +269,24 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
   idx.clear(), b.clear();
   double tiny = 0.0;
   std::size_t tiny_terms = 0;
+  bool all_regular = true;  // every key in the lanes has every product in the transformations' range
   for (std::int64_t j = 0; j < n && fast; ++j) {
     const double wj = w[j];
-    if (!rs.finite[j] || !std::isfinite(wj)) fast = false;
-    else if (wj == 0 || rs.absmax[j] == 0) continue;  // +-0 products with a zero factor: exact zeros
-    else if (wj * rs.absmax[j] < 0x1p-961) {
+    if (!std::isfinite(wj)) {
+      fast = false;
+    } else if (rs.finite[j] && (wj == 0 || rs.absmax[j] == 0)) {
+      continue;  // +-0 products with a zero factor: exact zeros
+    } else if (rs.finite[j] && wj * rs.absmax[j] < 0x1p-961) {
       // Every product of the key below 2^-960: left out, bounded as exact_sum_of_products does.
       tiny += wj * rs.absmax[j] * (1 + 0x1p-52) + 0x1p-1074;
       ++tiny_terms;
-    } else if (wj * rs.absmin[j] >= 0x1p-959 && wj * rs.absmax[j] <= 0x1p999) {
+    } else {
+      // In the lanes. A key whose products are not all in range (a non-finite value, a weight
+      // between the tiny and the regular ones) is too: the kernels find the lanes it leaves out of
+      // range, and only those are summed again exactly.
+      all_regular = all_regular && rs.finite[j] && wj * rs.absmin[j] >= 0x1p-959 && wj * rs.absmax[j] <= 0x1p999;
       idx.push_back(static_cast<std::int32_t>(j));
       b.push_back(wj);
-    } else {
-      fast = false;
     }
   }
   if (!fast) {
@@ -272,7 +297,7 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
     for (std::int64_t d = 0; d < D; ++d) num[d] = zero_sum(d);
     return;
   }
-  if (idx.size() == 1 && tiny_terms == 0) {
+  if (idx.size() == 1 && tiny_terms == 0 && all_regular) {
     // One term: its product rounded once is the exact sum (zeros again by the rule below).
     const double* v = keys.rows.data() + static_cast<std::int64_t>(idx[0]) * D;
     for (std::int64_t d = 0; d < D; ++d) {
@@ -375,7 +400,8 @@ void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys
 
 void RowStats::compute(const TokenKeys& k) {
   const std::int64_t n = k.size(), D = k.D;
-  finite.assign(n, 1), lsb.assign(n, kNoLsb), absmax.assign(n, 0.0), absmin.assign(n, INFINITY), abssum.assign(n, 0.0);
+  special_at.resize(n);
+  finite.assign(n, 1), shortv.assign(n, 1), lsb.assign(n, kNoLsb), absmax.assign(n, 0.0), absmin.assign(n, INFINITY), abssum.assign(n, 0.0);
   all_finite = all_short = true;
   for (std::int64_t j = 0; j < n; ++j) {
     const double* row = k.rows.data() + j * D;
@@ -391,7 +417,12 @@ void RowStats::compute(const TokenKeys& k) {
       sum += av;
       l = std::min(l, lsb_exponent(v));
     }
-    finite[j] = fin, lsb[j] = l, absmax[j] = mx, absmin[j] = mn, abssum[j] = sum;
+    if (!fin) {
+      special_at[j].clear();
+      for (std::int64_t d = 0; d < D; ++d)
+        if (!std::isfinite(row[d])) special_at[j].push_back(d);
+    }
+    finite[j] = fin, shortv[j] = shrt, lsb[j] = l, absmax[j] = mx, absmin[j] = mn, abssum[j] = sum;
     all_finite = all_finite && fin;
     all_short = all_short && shrt;
   }

@@ -27,9 +27,10 @@ struct TokenKeys {
 // token, whether every value is finite and whether every value has at most 26 significant bits
 // (widened 16-bit and fp32 inputs do: products of two such values are exact in fp64).
 struct RowStats {
-  std::vector<unsigned char> finite;
+  std::vector<unsigned char> finite, shortv;  // shortv: every value of the row has <= 26 significant bits
   std::vector<int> lsb;
   std::vector<double> absmax, absmin, abssum;
+  std::vector<std::vector<std::int64_t>> special_at;  // a row holding non-finite values: their positions
   bool all_finite = true, all_short = true;
   void compute(const TokenKeys& k);
 };
