@@ -22,6 +22,8 @@ mkdir -p "$dst"
 # CMake package files of the build tree.
 (cd "$BUILD" && find . \( -name CTestTestfile.cmake -o -name '*_tests.cmake' -o -name '*_include.cmake' \
    -o -name 'kparity-*.cmake' -o -name CMakeCache.txt \) -print0 | xargs -0 cp --parents -t "$dst")
+# Generated headers the package files name (diagnostics/gen: the catalog ids).
+(cd "$BUILD" && find . -path '*/CMakeFiles' -prune -o -type d -name gen -print0 | xargs -0 -r cp -r --parents -t "$dst")
 # Static libraries and the binaries the GPU phases run.
 (cd "$BUILD" && find . -name '*.a' -print0 | xargs -0 cp --parents -t "$dst")
 for f in tests/test_gpu_kda tests/test_gpu_sparse tests/test_gpu_dispatch tests/test_gpu_cli cli/kparity \
