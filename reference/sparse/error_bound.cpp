@@ -161,7 +161,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       for (std::int64_t d = 0; d < D; ++d) QT[d * H + h] = Q[h * D + d];
     abs_all.resize(static_cast<std::size_t>(n_all * H));
     abs_dots(H, D, n_all, QT.data(), keys.rows.data(), abs_all.data());
-    split = exact_dots_split(Q.data(), H, D, keys, rs, hi_all, lo_all);
+    split = exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi_all, lo_all);
     av_c.resize(D), vmax_c.resize(D), vmin_c.resize(D), amax_c.resize(D);
     channel_stats(D, n_all, keys.rows.data(), av_c.data(), vmax_c.data(), vmin_c.data(), amax_c.data());
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -24,70 +25,100 @@ bool short_value(double x) noexcept {
 
 namespace {
 
-// Four keys at a time against every head: SH[k][h] += hi(q_hd k_kd), SL[k][h] += lo(...). Lanes run
-// over heads; each lane's sums are exact in any order (header), so vectorising them is free.
-KPARITY_CLONES void split_dots4(std::int64_t H, std::int64_t D, const double* __restrict QT, const double* __restrict k0,
-                                const double* __restrict k1, const double* __restrict k2, const double* __restrict k3,
-                                double C, double* __restrict SH, double* __restrict SL) {
-  double* __restrict h0 = SH;
-  double* __restrict h1 = SH + H;
-  double* __restrict h2 = SH + 2 * H;
-  double* __restrict h3 = SH + 3 * H;
-  double* __restrict l0 = SL;
-  double* __restrict l1 = SL + H;
-  double* __restrict l2 = SL + 2 * H;
-  double* __restrict l3 = SL + 3 * H;
-  for (std::int64_t h = 0; h < 4 * H; ++h) SH[h] = 0.0, SL[h] = 0.0;
-  for (std::int64_t d = 0; d < D; ++d) {
-    const double* __restrict q = QT + d * H;
-    const double a0 = k0[d], a1 = k1[d], a2 = k2[d], a3 = k3[d];
-    for (std::int64_t h = 0; h < H; ++h) {
-      const double x = q[h];
-      const double p0 = x * a0, p1 = x * a1, p2 = x * a2, p3 = x * a3;
-      const double e0 = (p0 + C) - C, e1 = (p1 + C) - C, e2 = (p2 + C) - C, e3 = (p3 + C) - C;
-      h0[h] += e0, h1[h] += e1, h2[h] += e2, h3[h] += e3;
-      l0[h] += p0 - e0, l1[h] += p1 - e1, l2[h] += p2 - e2, l3[h] += p3 - e3;
+// Eight heads in one vector (GCC vector extensions: one zmm register with AVX-512, two ymm with
+// AVX2, four xmm otherwise), accumulators kept in registers across d.
+typedef double v8 __attribute__((vector_size(64)));
+
+// K keys (1 or 4) against every head: SH[k * H + h] = sum_d hi(q_hd k_kd), SL likewise with lo.
+// Lanes run over heads; each lane's sums are exact in any order (header), so vectorising them is free.
+template <int K>
+__attribute__((always_inline)) inline void split_dots(std::int64_t H, std::int64_t D, const double* __restrict QT, const double* const* keys, double C,
+                double* __restrict SH, double* __restrict SL) {
+  std::int64_t h = 0;
+  const v8 c = v8{} + C;
+  for (; h + 8 <= H; h += 8) {
+    v8 sh[K] = {}, sl[K] = {};
+    for (std::int64_t d = 0; d < D; ++d) {
+      v8 q;
+      std::memcpy(&q, QT + d * H + h, sizeof q);
+      for (int k = 0; k < K; ++k) {
+        const v8 p = q * keys[k][d];
+        const v8 e = (p + c) - c;
+        sh[k] += e;
+        sl[k] += p - e;
+      }
+    }
+    for (int k = 0; k < K; ++k) {
+      std::memcpy(SH + k * H + h, &sh[k], sizeof(v8));
+      std::memcpy(SL + k * H + h, &sl[k], sizeof(v8));
     }
   }
+  for (; h < H; ++h)
+    for (int k = 0; k < K; ++k) {
+      double a = 0, b = 0;
+      for (std::int64_t d = 0; d < D; ++d) {
+        const double p = QT[d * H + h] * keys[k][d];
+        const double e = (p + C) - C;
+        a += e;
+        b += p - e;
+      }
+      SH[k * H + h] = a, SL[k * H + h] = b;
+    }
 }
 
-// One key against every head (the tail of the key groups above).
-KPARITY_CLONES void split_dots1(std::int64_t H, std::int64_t D, const double* __restrict QT, const double* __restrict k0,
-                                double C, double* __restrict SH, double* __restrict SL) {
-  for (std::int64_t h = 0; h < H; ++h) SH[h] = 0.0, SL[h] = 0.0;
-  for (std::int64_t d = 0; d < D; ++d) {
-    const double* __restrict q = QT + d * H;
-    const double a0 = k0[d];
-    for (std::int64_t h = 0; h < H; ++h) {
-      const double p0 = q[h] * a0;
-      const double e0 = (p0 + C) - C;
-      SH[h] += e0;
-      SL[h] += p0 - e0;
-    }
+KPARITY_CLONES void split_dots4(std::int64_t H, std::int64_t D, const double* QT, const double* const* keys, double C,
+                                double* SH, double* SL) {
+  split_dots<4>(H, D, QT, keys, C, SH, SL);
+}
+KPARITY_CLONES void split_dots1(std::int64_t H, std::int64_t D, const double* QT, const double* key, double C,
+                                double* SH, double* SL) {
+  const double* keys[1] = {key};
+  split_dots<1>(H, D, QT, keys, C, SH, SL);
+}
+
+// A lower bound of the least lsb of n values widened from a float dtype of `bits` significant bits
+// whose smallest lsb is 2^min_lsb (a value 2^e * 1.f has its lsb at or above max(e - bits + 1,
+// min_lsb)), their largest |value|, and whether one is not finite: one branch-free pass.
+KPARITY_CLONES void scan_narrow(std::int64_t n, const double* __restrict x, int bits, int min_lsb, int& lsb,
+                                double& vmax, bool& special) {
+  std::int64_t lo = kNoLsb, bad = 0;
+  double mx = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint64_t b;
+    std::memcpy(&b, x + i, 8);
+    const std::int64_t biased = static_cast<std::int64_t>((b >> 52) & 0x7ff);
+    bad |= biased == 0x7ff;
+    const std::int64_t bound = std::max<std::int64_t>(biased - 1023 - bits + 1, min_lsb);
+    const bool zero = (b << 1) == 0;
+    lo = std::min<std::int64_t>(lo, zero ? kNoLsb : bound);
+    mx = std::max(mx, std::fabs(x[i]));
   }
+  lsb = static_cast<int>(lo), vmax = mx, special = bad != 0;
 }
 
 }  // namespace
 
-bool exact_dots_split(const double* Q, std::int64_t H, std::int64_t D, const TokenKeys& keys, const RowStats& rs,
-                      std::vector<double>& hi, std::vector<double>& lo) {
+bool exact_dots_split(const double* Q, DType q_dtype, std::int64_t H, std::int64_t D, const TokenKeys& keys,
+                      const RowStats& rs, std::vector<double>& hi, std::vector<double>& lo) {
   const std::int64_t n = keys.size();
   if (D > 2048 || H == 0 || n == 0) return false;
-  // One pass over q without branches: the non-finite and long values, max |q|, the least lsb.
+  // One pass over q: the non-finite values, max |q|, a lower bound of the least lsb. Widened 16-bit
+  // and fp32 values need no test of their length; others are measured exactly (lsb_exponent).
   double qmax = 0;
   int q_lsb = kNoLsb;
-  std::uint64_t low = 0, special = 0;
-  for (std::int64_t i = 0; i < H * D; ++i) {
-    const std::uint64_t b = std::bit_cast<std::uint64_t>(Q[i]);
-    const std::uint64_t biased = (b >> 52) & 0x7ff, mant = b & ((std::uint64_t{1} << 52) - 1);
-    special |= biased == 0x7ff;
-    low |= b;
-    qmax = std::max(qmax, std::fabs(Q[i]));
-    const std::uint64_t m = biased ? mant | (std::uint64_t{1} << 52) : mant;
-    const int l = m ? std::countr_zero(m) + (biased ? static_cast<int>(biased) - 1075 : -1074) : kNoLsb;
-    q_lsb = std::min(q_lsb, l);
+  if (q_dtype == DType::bf16 || q_dtype == DType::f16 || q_dtype == DType::f32) {
+    const int bits = q_dtype == DType::bf16 ? 8 : q_dtype == DType::f16 ? 11 : 24;
+    const int min_lsb = q_dtype == DType::bf16 ? -133 : q_dtype == DType::f16 ? -24 : -149;
+    bool special = false;
+    scan_narrow(H * D, Q, bits, min_lsb, q_lsb, qmax, special);
+    if (special) return false;
+  } else {
+    for (std::int64_t i = 0; i < H * D; ++i) {
+      if (!std::isfinite(Q[i]) || !short_value(Q[i])) return false;
+      qmax = std::max(qmax, std::fabs(Q[i]));
+      q_lsb = std::min(q_lsb, lsb_exponent(Q[i]));
+    }
   }
-  if (special || (low & ((std::uint64_t{1} << 27) - 1)) != 0) return false;
   // The finite keys; a key holding a non-finite value gets NaN parts (the caller's per-key path).
   std::vector<std::int64_t> live;
   int k_lsb = kNoLsb;
@@ -121,7 +152,8 @@ bool exact_dots_split(const double* Q, std::int64_t H, std::int64_t D, const Tok
     const std::int64_t m = std::min<std::int64_t>(4, nl - g);
     auto key = [&](std::int64_t i) { return rows + live[static_cast<std::size_t>(g + i)] * D; };
     if (m == 4) {
-      split_dots4(H, D, QT.data(), key(0), key(1), key(2), key(3), C, SH.data(), SL.data());
+      const double* four[4] = {key(0), key(1), key(2), key(3)};
+      split_dots4(H, D, QT.data(), four, C, SH.data(), SL.data());
     } else {
       for (std::int64_t i = 0; i < m; ++i) split_dots1(H, D, QT.data(), key(i), C, SH.data() + i * H, SL.data() + i * H);
     }

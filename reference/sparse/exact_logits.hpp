@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kparity/core/dtype.hpp"
 #include "sink_attention.hpp"
 
 namespace kparity::reference::sparse::detail {
@@ -32,7 +33,10 @@ namespace kparity::reference::sparse::detail {
 // At most 26 significant bits (the low 27 fraction bits zero), as exact_sum.hpp's product test reads it.
 bool short_value(double x) noexcept;
 
-bool exact_dots_split(const double* Q, std::int64_t H, std::int64_t D, const TokenKeys& keys, const RowStats& rs,
-                      std::vector<double>& hi, std::vector<double>& lo);
+// q_dtype: the dtype q was widened from (bf16, f16 and f32 values are short by construction, and
+// a lower bound of their least lsb follows from their exponents; any L below the true least lsb
+// keeps the argument above, with less headroom).
+bool exact_dots_split(const double* Q, DType q_dtype, std::int64_t H, std::int64_t D, const TokenKeys& keys,
+                      const RowStats& rs, std::vector<double>& hi, std::vector<double>& lo);
 
 }  // namespace kparity::reference::sparse::detail

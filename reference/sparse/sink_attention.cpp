@@ -328,7 +328,7 @@ void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys
   load_q(a, t, Q);
   RowStats rs;
   rs.compute(keys);
-  const bool split = oracle_fast_paths() && exact_dots_split(Q.data(), H, D, keys, rs, hi, lo);
+  const bool split = oracle_fast_paths() && exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi, lo);
   HeadDots dots;
   for (std::int64_t h = 0; h < H; ++h) {
     dots.qrow = Q.data() + h * D;

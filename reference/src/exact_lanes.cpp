@@ -155,12 +155,38 @@ std::atomic<int>& active() {
 #define KPARITY_CLONES
 #endif
 
-// detail::certify (exact_sum.cpp) without branches, lane by lane.
+// detail::certify (exact_sum.cpp) without branches, eight lanes a vector (GCC vector extensions:
+// one zmm register with AVX-512, two ymm with AVX2, four xmm otherwise), the same arithmetic.
+typedef double v8d __attribute__((vector_size(64)));
+typedef long long v8i __attribute__((vector_size(64)));
+
 KPARITY_CLONES void certify_impl(std::size_t lanes, const double* __restrict p, const double* __restrict s,
                                  const double* __restrict T, const unsigned char* __restrict ok, std::size_t m,
                                  double extra, double* __restrict result, unsigned char* __restrict decided) {
   const double c = 2.0 * static_cast<double>(m + 1) * 0x1p-53;
-  for (std::size_t l = 0; l < lanes; ++l) {
+  std::size_t l = 0;
+  for (; l + 8 <= lanes; l += 8) {
+    v8d pl, sl, Tl;
+    std::memcpy(&pl, p + l, sizeof pl), std::memcpy(&sl, s + l, sizeof sl), std::memcpy(&Tl, T + l, sizeof Tl);
+    const v8d x = pl + sl, z = x - pl;
+    const v8d t = (pl - (x - z)) + (sl - z);
+    const v8d E = c * Tl + 0x1p-1074 + extra;
+    const v8i bits = reinterpret_cast<const v8i&>(x);
+    const v8i one = v8i{} + 1;
+    const v8i away_i = bits + one, toward_i = bits - one;
+    const v8d away = reinterpret_cast<const v8d&>(away_i), toward = reinterpret_cast<const v8d&>(toward_i);
+    const v8i pos = x > 0;
+    const v8d up = pos ? away : toward, dn = pos ? toward : away;
+    const v8d ap = pl < 0 ? -pl : pl, as = sl < 0 ? -sl : sl, aT = Tl < 0 ? -Tl : Tl, ax = x < 0 ? -x : x;
+    const v8i finite = (ap <= DBL_MAX) & (as <= DBL_MAX) & (aT <= DBL_MAX);
+    const v8i exact = (Tl == 0) & (v8d{} + extra == 0);
+    const v8i inside = (ax >= 0x1p-1000) & (ax < DBL_MAX) & (t + E < (up - x) / 2) & (t - E > -((x - dn) / 2));
+    const v8i dec = finite & (exact | inside);
+    const v8d r = exact ? pl : x;
+    std::memcpy(result + l, &r, sizeof r);
+    for (int k = 0; k < 8; ++k) decided[l + k] = ok[l + k] && dec[k] != 0;
+  }
+  for (; l < lanes; ++l) {
     const double pl = p[l], sl = s[l], Tl = T[l];
     const double x = pl + sl, z = x - pl;
     const double t = (pl - (x - z)) + (sl - z);

@@ -73,6 +73,11 @@ void check(const Family& f, const std::string& what) {
   std::vector<double> p(f.lanes, -0.0), s(f.lanes, 0.0), T(f.lanes, 0.0);
   std::vector<unsigned char> ok(f.lanes, 1);
   lanes::dot2(f.n, f.lanes, f.A.data(), f.lda, nullptr, f.b.data(), p.data(), s.data(), T.data(), ok.data());
+  // The lane form of finish (vectorised certificate): every lane as finish() decides it.
+  std::vector<double> all(f.lanes);
+  lanes::finish_lanes(f.lanes, p.data(), s.data(), T.data(), ok.data(), f.n, 0.0, all.data(), [&](std::size_t l) {
+    return exact_sum_of_products(f.n, [&](std::size_t i) { return std::pair{f.a(i, l), f.b[i]}; });
+  });
   for (std::size_t l = 0; l < f.lanes; ++l) {
     double pl = -0.0, sl = 0.0, Tl = 0.0;
     unsigned char okl = 1;
@@ -91,6 +96,7 @@ void check(const Family& f, const std::string& what) {
     for (std::size_t i = 0; i < f.n; ++i) acc.add_product(f.a(i, l), f.b[i]);
     const double lv = acc.value();
     EXPECT_TRUE(bits(got) == bits(want) || (std::isnan(got) && std::isnan(want))) << what << " lane " << l;
+    EXPECT_TRUE(bits(all[l]) == bits(want) || (std::isnan(all[l]) && std::isnan(want))) << what << " lane " << l << " (finish_lanes)";
     EXPECT_TRUE(bits(got) == bits(lv) || (std::isnan(got) && std::isnan(lv))) << what << " lane " << l;
   }
 }

@@ -78,12 +78,25 @@ inline void store_at(const TensorView& v, std::int64_t offset, double x) noexcep
 // n elements from `offset` on, `stride` apart, into out[0..n).
 inline void load_run(const TensorView& v, std::int64_t offset, std::int64_t stride, std::int64_t n, double* out) {
   require_host(v);
-  if (v.dtype == DType::f32) {
-    const float* p = static_cast<const float*>(v.data) + offset;
-    for (std::int64_t i = 0; i < n; ++i) out[i] = p[i * stride];
-    return;
+  switch (v.dtype) {  // one dispatch per run
+    case DType::f32: {
+      const float* p = static_cast<const float*>(v.data) + offset;
+      for (std::int64_t i = 0; i < n; ++i) out[i] = p[i * stride];
+      return;
+    }
+    case DType::bf16: {
+      const std::uint16_t* p = static_cast<const std::uint16_t*>(v.data) + offset;
+      for (std::int64_t i = 0; i < n; ++i) out[i] = widen_bf16(p[i * stride]);
+      return;
+    }
+    case DType::f16: {
+      const std::uint16_t* p = static_cast<const std::uint16_t*>(v.data) + offset;
+      for (std::int64_t i = 0; i < n; ++i) out[i] = widen_f16(p[i * stride]);
+      return;
+    }
+    default:
+      for (std::int64_t i = 0; i < n; ++i) out[i] = load_at(v, offset + i * stride);
   }
-  for (std::int64_t i = 0; i < n; ++i) out[i] = load_at(v, offset + i * stride);
 }
 inline void store_run(const TensorView& v, std::int64_t offset, std::int64_t stride, std::int64_t n, const double* in) {
   require_host(v);
