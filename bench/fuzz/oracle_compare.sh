@@ -2,7 +2,8 @@
 # The oracle benchmark of two builds side by side (issue 25): fuzz_oracle_bench of a baseline build
 # and of this one, op by op in turns (baseline, then this build) on the same machine, seed and cases,
 # and a markdown table of CPU ms per case (oracle; host = oracle + faithful + rule), wall-clock ms
-# per case, the ratios, and whether the results' digests agree (oracle, faithful, bound).
+# per case, the ratios, and whether the results' digests agree (oracle, faithful, bound; every NaN
+# counted as one value).
 #
 #   bench/fuzz/oracle_compare.sh BASELINE_BIN NEW_BIN [--cases N] [--model-cases N] [--seed S] [--tier T]...
 #
@@ -16,7 +17,8 @@
 set -euo pipefail
 base=$1 new=$2
 shift 2
-ops=(kda/recurrent kda/packed_decode kda/replayssm_decode kda/chunk sparse/paged_prefill sparse/paged_decode)
+# OPS="sparse/paged_prefill sparse/paged_decode" selects ops (default: every op).
+read -r -a ops <<<"${OPS:-kda/recurrent kda/packed_decode kda/replayssm_decode kda/chunk sparse/paged_prefill sparse/paged_decode}"
 rows_base=$(mktemp) rows_new=$(mktemp)
 trap 'rm -f "$rows_base" "$rows_new"' EXIT
 for op in "${ops[@]}"; do

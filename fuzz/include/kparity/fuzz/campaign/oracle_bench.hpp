@@ -38,8 +38,8 @@ struct OracleBenchRow {
   int cases = 0;
   // Seconds summed over the cases: process CPU time of each part, and the wall time of all parts.
   double oracle = 0, faithful = 0, rule = 0, bound = 0, wall = 0;
-  // FNV-1a over the bits of every value the oracle and the faithful model wrote, case after case:
-  // equal digests of two builds mean the same results on the same calls.
+  // FNV-1a over the bits of every value the oracle and the faithful model wrote, case after case
+  // (every NaN as one value): equal digests of two builds mean the same results on the same calls.
   std::uint64_t oracle_digest = 0xcbf29ce484222325ull, faithful_digest = 0xcbf29ce484222325ull;
   std::uint64_t bound_digest = 0xcbf29ce484222325ull;  // the a-priori bounds' bits, likewise
   double host() const { return oracle + faithful + rule; }  // the host side of one case, CPU
