@@ -171,10 +171,9 @@ KPARITY_CLONES void certify_impl(std::size_t lanes, const double* __restrict p, 
     const v8d x = pl + sl, z = x - pl;
     const v8d t = (pl - (x - z)) + (sl - z);
     const v8d E = c * Tl + 0x1p-1074 + extra;
-    const v8i bits = reinterpret_cast<const v8i&>(x);
+    const v8i bits = __builtin_bit_cast(v8i, x);
     const v8i one = v8i{} + 1;
-    const v8i away_i = bits + one, toward_i = bits - one;
-    const v8d away = reinterpret_cast<const v8d&>(away_i), toward = reinterpret_cast<const v8d&>(toward_i);
+    const v8d away = __builtin_bit_cast(v8d, bits + one), toward = __builtin_bit_cast(v8d, bits - one);
     const v8i pos = x > 0;
     const v8d up = pos ? away : toward, dn = pos ? toward : away;
     const v8d ap = pl < 0 ? -pl : pl, as = sl < 0 ? -sl : sl, aT = Tl < 0 ? -Tl : Tl, ax = x < 0 ? -x : x;
