@@ -49,6 +49,18 @@ from typing import Any, Callable
 #: One of "their bug", "our spec", "precision" (a rounding the faithful model does not make), or
 #: anything else worth a word; a finding with no entry reads "unclassified".
 READINGS: dict[str, str] = {
+    # Read from the H200 run of 2026-12-02 (bench/results/upstream_2026-12-02.md) and the conventions probe
+    # (docs/upstream_conventions.md, bench/results/upstream_conventions_2026-12-02/).
+    "ff093243": "their bug: paged_decode.py:859 divides by T*H (T = 0) and :861 by block_d//32 (D <= 16) on the "
+                "split-K path (bench/results/upstream_repros_2026-12-02/repro_sglang_paged_decode_zero_division.py)",
+    "997c37ca": "their inconsistency: decode leaves NaN in the column of a lone -inf-logit key with a -inf sink "
+                "(0 * inf, not re-masked), prefill writes 0 there; kparity keeps prefill's 0 (docs/upstream_conventions.md)",
+    "db8e567a": "precision: the ReplaySSM reconstruction dot runs in TF32; judged under the faithful (fp32) profile "
+                "on purpose, it passes under tf32-dot",
+    "2349da32": "precision: k_cache is stored as rt(rt(k_hat, out dtype), ring dtype) (sglang line 414), modelled "
+                "by the tf32-dot / sglang-triton profile, under which it passes",
+    "a38f5b2b": "their bug (minor): the wrapper's literal stride test rejects an [HV, V, K]-contiguous state with a "
+                "size-1 dim, which .contiguous() cannot fix (repro_sglang_replayssm_size1_stride.py)",
 }
 
 
@@ -425,11 +437,14 @@ def cell(text: Any, n: int = 240) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def markdown(results: list[dict[str, Any]], args: argparse.Namespace, started: str, gpu: str, wall: float) -> str:
-    import torch
+def markdown(results: list[dict[str, Any]], args: argparse.Namespace, started: str, gpu: str, wall: float,
+             torch_version: str | None = None) -> str:
+    if torch_version is None:
+        import torch
+        torch_version = torch.__version__
 
     lines = [f"# Upstream kernels through kparity.fuzz, {started}", "",
-             f"{gpu}, torch {torch.__version__}; peers from `{args.peers}`; {wall:.0f} s wall for {len(results)} "
+             f"{gpu}, torch {torch_version}; peers from `{args.peers}`; {wall:.0f} s wall for {len(results)} "
              f"runs in {args.jobs} processes; per run {args.seconds_small:.0f} s at small shapes and "
              f"{args.seconds_preset:.0f} s at the model's preset; up to {args.max_findings} findings per property.", "",
              "Coverage: the share of the generator's calls inside the declared domain (the kernel's own limits "
@@ -486,6 +501,30 @@ def markdown(results: list[dict[str, Any]], args: argparse.Namespace, started: s
     return "\n".join(lines) + "\n"
 
 
+def render(args: argparse.Namespace) -> int:
+    """upstream_<date>.md from the per-run reports in args.render (see --render)."""
+    results = []
+    for f in sorted(os.listdir(args.render)):
+        parts = f.rsplit(".", 1)[0].split(".")
+        if not f.endswith(".json") or len(parts) != 3:
+            continue
+        target, profile, shapes = parts
+        rep = json.load(open(os.path.join(args.render, f)))
+        props = rep.get("properties") or [{"name": "?/?"}]
+        results.append({"run": f"{target} {profile} {shapes}", "target": target, "profile": profile, "shapes": shapes,
+                        "op": "/".join(props[0]["name"].split("/")[:2]), "report": rep})
+    started, gpu, torch_version = args.rendered_from
+    args.peers, args.jobs, args.seconds_small, args.seconds_preset = "(see the run)", "?", 0.0, 0.0
+    text = markdown(results, args, started, gpu, 0.0, torch_version)
+    text = text.replace("; 0 s wall for", "; rendered by --render from the per-run reports of an interrupted run:",
+                        1)
+    path = os.path.join(args.results or args.render, f"upstream_{started.split()[0]}.md")
+    with open(path, "w") as f:
+        f.write(text)
+    print(path)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--budget", type=float, default=400.0,
@@ -509,7 +548,15 @@ def main() -> int:
                     help="also write upstream_<date>.md here (default bench/results; '' for none)")
     ap.add_argument("--dry-run", action="store_true",
                     help="stand-in targets on the CPU (kparity.testing.impls): checks this script without a GPU")
+    ap.add_argument("--render", metavar="DIR",
+                    help="write upstream_<date>.md from the per-run reports (<target>.<profile>.<shapes>.json) a "
+                         "run left in DIR, e.g. one stopped at the device's time limit before it wrote its own; "
+                         "--rendered-from says where, when, on what")
+    ap.add_argument("--rendered-from", nargs=3, metavar=("STARTED", "GPU", "TORCH"),
+                    default=("?", "?", "?"))
     args = ap.parse_args()
+    if args.render:
+        return render(args)
     args.seconds_preset = args.budget * args.preset_share if "preset" in args.shapes else 0.0
     args.seconds_small = args.budget - args.seconds_preset if "small" in args.shapes else 0.0
     out_dir = os.path.abspath(os.environ.get("OUT", "fuzz-upstream-out"))
