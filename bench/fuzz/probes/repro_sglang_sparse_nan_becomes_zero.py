@@ -2,6 +2,10 @@
 into exact zeros: a NaN in a selected KV row or in q, or a NaN attn_sink, gives out == 0 for that token
 (all heads, for a KV row) instead of NaN. Corrupted inputs are silently masked as a plausible value.
 
+Status: both kernels do it alike (measured on the H200, bench/results/upstream_conventions_2026-12-02/), so
+kparity's references follow it as upstream's convention (docs/upstream_conventions.md) and do not report it.
+This script stays as the question to put to upstream (is masking a NaN intended?); its FAIL means "zeros".
+
 sgl-project/sglang, python/sglang/kernels/ops/attention/dsv4/unified_kv_kernels/:
   paged_prefill.py @ 856c2e57, lines 200-206; paged_decode.py @ 078e5e2a, lines 345-357 (fused) and
   629-644 (split-K reduce). The finalisation is
