@@ -73,17 +73,23 @@ json call_info(const Call& c, const std::string& preset) {
           {"tensors", tensors}, {"preset", preset}};
 }
 
-// Asks the Python side whether the implementation supports a call: "" or why not.
-std::string ask_supports(Channel& ch, const Call& c, const std::string& preset) {
-  Message out, in;
-  out.header = {{"type", "supports"}, {"call", call_info(c, preset)}};
+// One question to the Python side and its answer. A broken channel ends the process: nobody is
+// listening any more, so there is no campaign to finish.
+Message exchange(Channel& ch, const Message& out) {
   try {
     ch.send(out);
-    in = ch.receive();
+    return ch.receive();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
-    std::_Exit(3);  // nobody is listening any more: no campaign to finish
+    std::_Exit(3);
   }
+}
+
+// Asks the Python side whether the implementation supports a call: "" or why not.
+std::string ask_supports(Channel& ch, const Call& c, const std::string& preset) {
+  Message out;
+  out.header = {{"type", "supports"}, {"call", call_info(c, preset)}};
+  const Message in = exchange(ch, out);
   if (in.header.value("type", "") != "supports")
     throw std::runtime_error("kparity-fuzz-host: expected the answer to a supports question");
   if (in.header.at("ok").get<bool>()) return "";
@@ -102,14 +108,7 @@ void run_case(Channel& ch, Call& c) {
   CaseHandle h(c);
   Message out;
   out.header = case_header(h, out.payload);
-  Message in;
-  try {
-    ch.send(out);
-    in = ch.receive();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    std::_Exit(3);  // nobody is listening any more: no campaign to finish
-  }
+  const Message in = exchange(ch, out);
   const json& verdict = in.header.at("verdict");
   if (!verdict.is_null()) {
     const std::string kind = verdict.at(0).get<std::string>(), message = verdict.at(1).get<std::string>();
