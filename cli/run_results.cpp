@@ -95,20 +95,7 @@ fuzz::OpFuzzSpec rule_spec(std::string_view op) {
 }
 
 fuzz::Call fuzz_call_of(const ops::Dump& dump, const ArgBag& inputs) {
-  fuzz::Call c;
-  c.op = std::string(dump.op->op);
-  for (const auto& [name, v] : inputs.tensors) {
-    Tensor t(v.dtype, v.shape());
-    t.copy_from(v);
-    c.tensors.emplace(name, std::move(t));
-  }
-  c.scalars = inputs.scalars;
-  c.flags = inputs.flags;
-  c.written = dump.op->written_by(inputs);
-  for (auto name : dump.op->pure_outputs())
-    if (std::find(c.written.begin(), c.written.end(), name) != c.written.end()) c.pure_outputs.emplace_back(name);
-  c.options = ValidateOptions::strict(Entry::reference);  // as the dump was validated
-  return c;
+  return fuzz::call_of_bag(*dump.op, inputs);  // validated strictly at the reference entry, as the dump was
 }
 
 void print_rule(const char* header, const char* diff, const fuzz::DifferentialResult& r) {

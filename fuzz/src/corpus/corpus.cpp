@@ -104,21 +104,9 @@ std::string save_call(const Call& call, const std::string& dir, const std::strin
   return path;
 }
 
-Call load_call(const std::string& path, std::map<std::string, Tensor>* expected, ExpectedOrigin* origin) {
-  const ops::Dump d = ops::load_dump(path);
-  if (origin != nullptr) *origin = expected_origin(d.file.metadata);
+Call call_of_bag(const ops::OpInfo& op, const ArgBag& bag) {
   Call c;
-  c.op = std::string(d.op->op);
-  if (auto it = d.file.metadata.find("kparity.deep"); it != d.file.metadata.end()) c.options.deep = it->second != "false";
-  // The loader allocates outputs a dump may leave out. An optional one (kda/recurrent's
-  // final_state) would give the call an output the saved call did not have: keep only those
-  // the op cannot run without.
-  ArgBag bag = d.bag;
-  for (const auto& [name, t] : d.allocated) {
-    ArgBag without = bag;
-    without.tensors.erase(name);
-    if (accepted(c.op, without, c.options)) bag.tensors.erase(name);
-  }
+  c.op = std::string(op.op);
   for (const auto& [name, v] : bag.tensors) {
     Tensor t(v.dtype, v.shape());
     t.copy_from(v);
@@ -126,9 +114,28 @@ Call load_call(const std::string& path, std::map<std::string, Tensor>* expected,
   }
   c.scalars = bag.scalars;
   c.flags = bag.flags;
-  for (auto& name : d.op->written_by(bag)) c.written.push_back(std::move(name));
-  for (auto name : d.op->pure_outputs())
+  c.written = op.written_by(bag);
+  for (auto name : op.pure_outputs())
     if (std::find(c.written.begin(), c.written.end(), name) != c.written.end()) c.pure_outputs.emplace_back(name);
+  return c;
+}
+
+Call load_call(const std::string& path, std::map<std::string, Tensor>* expected, ExpectedOrigin* origin) {
+  const ops::Dump d = ops::load_dump(path);
+  if (origin != nullptr) *origin = expected_origin(d.file.metadata);
+  ValidateOptions options = Call{}.options;  // strict, at the reference entry
+  if (auto it = d.file.metadata.find("kparity.deep"); it != d.file.metadata.end()) options.deep = it->second != "false";
+  // The loader allocates outputs a dump may leave out. An optional one (kda/recurrent's
+  // final_state) would give the call an output the saved call did not have: keep only those
+  // the op cannot run without.
+  ArgBag bag = d.bag;
+  for (const auto& [name, t] : d.allocated) {
+    ArgBag without = bag;
+    without.tensors.erase(name);
+    if (accepted(std::string(d.op->op), without, options)) bag.tensors.erase(name);
+  }
+  Call c = call_of_bag(*d.op, bag);
+  c.options = options;
   if (auto it = d.file.metadata.find("kparity.description"); it != d.file.metadata.end()) c.description = it->second;
   if (expected != nullptr) {
     expected->clear();

@@ -9,6 +9,7 @@
 
 #include "kparity/fuzz/backends/backend.hpp"
 #include "kparity/fuzz/call.hpp"
+#include "kparity/ops/op_table.hpp"
 
 namespace kparity::fuzz {
 
@@ -28,6 +29,11 @@ void write_call(const Call& call, const std::string& path, const Call* expected 
 // the path written.
 std::string save_call(const Call& call, const std::string& dir, const std::string& stem,
                       const std::map<std::string, std::string>& info = {});
+
+// A Call of `op` holding copies of `bag`'s tensors, its scalars and flags; `written` and
+// `pure_outputs` as the op names them for this bag; options are a Call's default (strict, at the
+// reference entry: how a dump is validated).
+Call call_of_bag(const ops::OpInfo& op, const ArgBag& bag);
 
 // Reads a dump (ops::load_dump, as `kparity run` does) into a Call; `written` and `pure_outputs` come
 // from the op. expected.* tensors, if any, go to `expected`, and where they came from to `origin`.
