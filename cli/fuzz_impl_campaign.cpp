@@ -13,6 +13,7 @@
 #include "kparity/fuzz/backends/implementation.hpp"
 #include "kparity/fuzz/campaign/campaign.hpp"
 #include "kparity/fuzz/campaign/report.hpp"
+#include "kparity/fuzz/generators/pins.hpp"
 #include "kparity/fuzz/generators/presets.hpp"
 #include "kparity/fuzz/properties/property.hpp"
 
@@ -35,6 +36,11 @@ void add_impl_campaign_options(CLI::App& fuzz) {
         for (const auto& p : fz::shape_presets()) v.push_back(p.name);
         return v;
       }()));
+  fuzz.add_option("--pins", o.pins,
+                  "With --impl: hold a JIT kernel's compile-relevant sizes and dtypes to a few values, "
+                  "FAMILY:key=value,... with value lists as a|b, e.g. 'kda:K=32,V=32,H=1,HV=2,act=bf16,L=4|17' "
+                  "(sparse keys: D, H, dtype, sink; kda keys: H, HV, K, V, L, act, state, params, ring); everything "
+                  "else is drawn as usual");
   fuzz.add_option("--max-findings", o.max_findings,
                   "With --impl: report up to this many distinct findings per property (each shrunk, with its repro); "
                   "the run goes on after a failure, excluding what it found")
@@ -47,6 +53,26 @@ void add_impl_campaign_options(CLI::App& fuzz) {
 bool apply_impl_campaign_options(fz::ImplPropertyOptions& po) {
   const ImplCampaignOptions& o = impl_campaign_options();
   po.ledgers = std::make_shared<std::map<std::string, std::shared_ptr<fz::FindingLedger>>>();
+  if (!o.pins.empty()) {
+    static fz::ShapePins pins;  // the options outlive the properties built from them
+    const std::size_t colon = o.pins.find(':');
+    if (colon == std::string::npos) {
+      std::fprintf(stderr, "error: --pins takes FAMILY:key=value,... (sparse: or kda:), got '%s'\n", o.pins.c_str());
+      return false;
+    }
+    try {
+      pins = fz::parse_shape_pins(o.pins.substr(colon + 1), o.pins.substr(0, colon) + "/");
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "error: --%s\n", e.what());
+      return false;
+    }
+    if (!o.preset.empty() && o.preset != "small" && o.preset != "large") {
+      std::fprintf(stderr, "error: --pins and --preset %s do not go together (the preset fixes the shapes)\n",
+                   o.preset.c_str());
+      return false;
+    }
+    po.pins = &pins;
+  }
   if (o.preset.empty()) return true;
   if (o.preset == "small" || o.preset == "large") {
     po.large = o.preset == "large";
@@ -72,6 +98,7 @@ int run_impl_campaign(const std::vector<fz::Property>& props, const fz::ImplProp
       }
   fz::CampaignOptions one = c;
   if (!o.preset.empty()) one.repro_args += " --preset " + o.preset;
+  if (!o.pins.empty()) one.repro_args += " --pins '" + o.pins + "'";
   if (o.max_findings <= 0 && o.known.empty()) {
     const fz::CampaignResult r = fz::run_campaign(props, one, {{backend, true, ""}}, std::cout);
     return r.passed() ? kExitOk : kExitMismatch;

@@ -20,13 +20,14 @@ struct ImplCampaignOptions {
   std::string preset;              // small, large, deepseek-v4, kimi-linear; empty: the plugin's device decides
   int max_findings = 0;            // > 0: several findings per property (one process, no workers)
   std::vector<std::string> known;  // finding ids or signatures accepted
+  std::string pins;                // "<family>:<key>=<value>,..." (generators/pins.hpp); empty: none
 };
 
-// Adds --preset, --max-findings and --known to `fuzz` (storing into impl_campaign_options()).
+// Adds --preset, --pins, --max-findings and --known to `fuzz` (storing into impl_campaign_options()).
 void add_impl_campaign_options(CLI::App& fuzz);
 ImplCampaignOptions& impl_campaign_options();
 
-// Applies --preset to the plugin's property options and gives them ledgers for the findings;
+// Applies --preset and --pins to the plugin's property options and gives them ledgers for the findings;
 // false (with the error printed) when the options cannot be applied.
 bool apply_impl_campaign_options(fuzz::ImplPropertyOptions& po);
 // Runs the selected properties: the plain campaign, or with --max-findings/--known the campaign

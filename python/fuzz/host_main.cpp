@@ -21,6 +21,7 @@
 #include "kparity/fuzz/backends/implementation.hpp"
 #include "kparity/fuzz/campaign/campaign.hpp"
 #include "kparity/fuzz/campaign/report.hpp"
+#include "kparity/fuzz/generators/pins.hpp"
 #include "kparity/fuzz/generators/presets.hpp"
 #include "kparity/ops/op_table.hpp"
 #include "protocol.hpp"
@@ -188,6 +189,13 @@ json run(Channel& ch, const json& cfg) {
     if (!po.preset)
       throw std::invalid_argument("unknown preset '" + preset_name + "' (known: " + fuzz::shape_preset_names() + ")");
     if (const std::string why = fuzz::preset_mismatch(*po.preset, op); !why.empty()) throw std::invalid_argument(why);
+  }
+  // Pins (generators/pins.hpp): the compile classes the caller asked for, in their text form.
+  fuzz::ShapePins pins;
+  if (const std::string text = cfg.value("pins", ""); !text.empty()) {
+    if (po.preset) throw std::invalid_argument("pins= and a real-model preset do not go together (the preset fixes the shapes)");
+    pins = fuzz::parse_shape_pins(text, op);
+    po.pins = &pins;
   }
   if (cfg.value("supports", false))
     po.supports = [&ch, preset_name](const Call& c) { return ask_supports(ch, c, preset_name); };

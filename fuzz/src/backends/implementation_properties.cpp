@@ -48,6 +48,7 @@ Drawn draw_in_domain(const OpFuzzSpec& spec, const ImplPropertyOptions& o, bool 
   cfg.special_values = special_values;
   cfg.large = o.large;
   cfg.preset = o.preset;
+  cfg.pins = o.pins;
   for (int i = 0; i < kMaxDraws; ++i) {
     Call c = spec.draw(cfg);
     std::vector<std::string> drawn = take_buckets();

@@ -15,6 +15,7 @@
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
 #include "kparity/fuzz/backends/reference.hpp"
+#include "kparity/fuzz/generators/pins.hpp"
 #include "kparity/fuzz/generators/presets.hpp"
 #include "kparity/ops/op_table.hpp"
 
@@ -39,6 +40,34 @@ T pick(std::vector<std::pair<int, T>> items) {
 }
 
 bool chance(int percent) { return pick<bool>({{100 - percent, false}, {percent, true}}); }
+
+// One value of a pinned list (pins.hpp), shrinking toward the first.
+template <class T>
+T pinned(const std::vector<T>& values) {
+  std::vector<std::pair<int, T>> items;
+  for (const T& v : values) items.emplace_back(1, v);
+  return pick<T>(std::move(items));
+}
+
+// Overwrites the drawn heads, head sizes and dtypes with pinned ones (pins.hpp).
+void apply_pins(const ShapePins& p, KdaShape& s) {
+  if (!p.H.empty()) s.H = pinned(p.H);
+  if (!p.HV.empty()) {
+    std::vector<I> fit;  // value-head counts that are whole groups of the query heads
+    for (I hv : p.HV)
+      if (hv % s.H == 0) fit.push_back(hv);
+    if (fit.empty()) fit.push_back(s.H);  // an unpinned H that no pinned HV divides: no grouping
+    s.G = pinned(fit) / s.H;
+  }
+  if (!p.K.empty()) s.K = pinned(p.K);
+  if (!p.V.empty()) s.V = pinned(p.V);
+  if (!p.act.empty()) {
+    s.act = pinned(p.act);
+    if (s.gate_dt != DType::f32) s.gate_dt = s.act;  // the gate follows the activations or is fp32
+  }
+  if (!p.state.empty()) s.state = pinned(p.state);
+  if (!p.params.empty()) s.params_dt = pinned(p.params);
+}
 
 // Buckets are noted once each per draw.
 class Notes {
@@ -77,6 +106,7 @@ void draw_common(KdaShape& s, const GenConfig& cfg, const KdaDrawOptions& o, Not
   // Upstream keeps A_log/dt_bias in fp32 (a 16-bit copy is a warning, C.3 O7); the kernels take both.
   s.params_dt = pick<DType>({{6, DType::f32}, {1, DType::bf16}});
   if (const KdaPreset* p = kda_preset(cfg)) apply_kda_preset(*p, s);  // a real model's heads and dtypes
+  if (const ShapePins* p = pins_for(cfg, "kda")) apply_pins(*p, s);   // the compile classes asked for
   if (s.values == V::exact) {
     s.l2norm = false;  // the +1e-6 of the norm makes normalised values inexact (testing guide 1.4)
     s.lower_bound = pick<bool>({{1, true}, {1, false}}) ? std::optional<double>(0.0) : std::nullopt;
@@ -146,10 +176,12 @@ void draw_decode(KdaShape& s, const GenConfig& cfg, Notes& n) {
   s.L = pick<I>(lengths);
   if (const KdaPreset* p = kda_preset(cfg); p && !p->ring_lengths.empty())
     s.L = p->ring_lengths[static_cast<std::size_t>(*between(0, static_cast<I>(p->ring_lengths.size()) - 1))];
+  if (const ShapePins* p = pins_for(cfg, "kda"); p && !p->L.empty()) s.L = pinned(p->L);
   s.has_force = chance(60);
   s.beta_fp32 = chance(35);
   s.a3d = chance(50);
   s.ring = pick<DType>({{3, s.act}, {1, DType::f32}, {1, DType::bf16}, {1, DType::f16}});
+  if (const ShapePins* p = pins_for(cfg, "kda"); p && !p->ring.empty()) s.ring = pinned(p->ring);
   enum Cursor { zero, last, second_last, mid };
   s.cursor.clear();
   s.force.clear();

@@ -20,6 +20,7 @@
 #include "kparity/diagnostics/checker.hpp"
 #include "kparity/diagnostics/contracts/sparse_paged_decode.hpp"
 #include "kparity/diagnostics/contracts/sparse_paged_prefill.hpp"
+#include "kparity/fuzz/generators/pins.hpp"
 #include "kparity/fuzz/generators/presets.hpp"
 #include "kparity/fuzz/generators/sparse_case.hpp"
 
@@ -79,6 +80,13 @@ I pick_size(const std::vector<Opt<I>>& options, I limit) {
   std::vector<int> w;
   for (const auto& o : live) w.push_back(o.weight);
   return live[pick_index(std::move(w))].value;
+}
+
+// One value of a pinned list (pins.hpp), shrinking toward the first.
+template <class T>
+T pinned(const std::vector<T>& values) {
+  std::vector<int> w(values.size(), 1);
+  return values[pick_index(std::move(w))];
 }
 
 std::uint64_t sub_seed(std::uint64_t seed, std::string_view name) {
@@ -167,7 +175,7 @@ struct CsrDraw {
 class Drawer {
  public:
   Drawer(const GenConfig& cfg, bool prefill)
-      : cfg_(cfg), prefill_(prefill), preset_(sparse_preset(cfg)) {}
+      : cfg_(cfg), prefill_(prefill), preset_(sparse_preset(cfg)), pins_(pins_for(cfg, "sparse")) {}
   Call draw();
 
  private:
@@ -192,6 +200,7 @@ class Drawer {
   std::string sink_desc_;
   const SparsePreset* preset_;  // a real model's shapes (presets.hpp), or null
   I topk_ = 0;                  // the preset's top-k of this call
+  const ShapePins* pins_;       // the compile classes asked for (pins.hpp), or null
 };
 
 // A real model's sizes (presets.hpp), each from the preset's list, simplest (first) preferred
@@ -215,14 +224,17 @@ void Drawer::draw_preset_shape() {
 void Drawer::draw_shape() {
   if (preset_) return draw_preset_shape();
   dt_ = pick<DType>({{1, DType::bf16}, {1, DType::f16}});
+  if (pins_ && !pins_->dtype.empty()) dt_ = pinned(pins_->dtype);
   bucket(dt_ == DType::bf16 ? "bf16" : "f16");
   if (!cfg_.large) {
     // Small enough that both references together run thousands of cases a minute on one core; D =
     // 512 (DeepSeek-V4's width) appears with one or two query heads and tokens.
     D_ = pick<I>({{1, 1}, {1, 2}, {1, 3}, {2, 8}, {3, 16}, {1, 17}, {2, 32}, {2, 64}, {1, 100}, {1, 512}});
+    if (pins_ && !pins_->D.empty()) D_ = pinned(pins_->D);
     const bool wide = D_ >= 256;
     H_ = pick<I>({{3, 1}, {2, 2}, {1, 3}, {2, 4}, {wide ? 0 : 1, 8}, {wide ? 0 : 1, 15}, {wide ? 0 : 1, 16},
                   {wide ? 0 : 1, 17}});
+    if (pins_ && !pins_->H.empty()) H_ = pinned(pins_->H);
     T_ = pick<I>({{1, 0}, {3, 1}, {2, 2}, {wide ? 0 : 2, 3}, {wide ? 0 : 1, 4}, {wide ? 0 : 1, 6}, {wide ? 0 : 1, 8}});
     max_len_ = wide ? 4 : 17;
   } else {
@@ -230,8 +242,10 @@ void Drawer::draw_shape() {
     D_ = pick_size({{1, 1}, {1, 16}, {1, 17}, {1, 48}, {2, 64}, {1, 65}, {1, 100}, {2, 128}, {1, 256}, {1, 257},
                     {1, 448}, {1, 511}, {6, 512}},
                    kLargeBudget);
+    if (pins_ && !pins_->D.empty()) D_ = pinned(pins_->D);
     H_ = pick_size({{1, 1}, {1, 15}, {2, 16}, {1, 17}, {1, 48}, {1, 63}, {3, 64}, {1, 65}, {1, 127}, {2, 128}},
                    kLargeBudget / (2 * D_));
+    if (pins_ && !pins_->H.empty()) H_ = pinned(pins_->H);
     T_ = pick_size({{1, 0}, {2, 1}, {2, 2}, {2, 5}, {2, 16}, {1, 33}, {1, 64}, {1, 100}, {1, 257}, {1, 300}},
                    kLargeBudget / (2 * D_ * H_));
     max_len_ = std::clamp<I>(kLargeBudget / (2 * D_ * H_ * std::max<I>(T_, 1)), 1, 130);
@@ -399,7 +413,8 @@ Layout Drawer::draw_layout(bool rows_tensor) {
 
 Tensor Drawer::draw_sink(std::uint64_t seed) {
   const int other = preset_ && preset_->sink_dtype == DType::f32 ? 0 : 1;  // a preset's sink is fp32
-  const DType dt = pick<DType>({{6, DType::f32}, {other, DType::bf16}, {other, DType::f16}});
+  DType dt = pick<DType>({{6, DType::f32}, {other, DType::bf16}, {other, DType::f16}});
+  if (pins_ && !pins_->sink.empty()) dt = pinned(pins_->sink);
   const I pad = pick<I>({{6, 0}, {1, 1}, {1, 3}});
   if (dt != DType::f32) bucket("sink-dtype");
   if (pad) bucket("sink-padding");

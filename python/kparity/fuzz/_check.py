@@ -112,7 +112,8 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
                          name: str | None = None, supports: Callable[[Any], Any] | None = None,
                          preset: str | None = None, max_findings: int = 5,
                          known: Iterable[str | Failure] | None = None,
-                         first_call_timeout: float | None = None) -> Report:
+                         first_call_timeout: float | None = None,
+                         pins: dict[str, Any] | str | None = None) -> Report:
     """Fuzzes ``impl``, an implementation of ``op`` with upstream's calling convention, against
     kparity's references, and returns a Report (nothing is raised for what ``impl`` does; call
     ``report.raise_for_failures()`` to fail a test).
@@ -152,6 +153,14 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
       or "kimi-linear" (KDA ops: K = V = 128, H = HV = 32, bf16 activations, fp32 state, ring 16).
       The real-model presets keep T small (1 to 4 tokens): their per-token shapes are real, and the
       fp64 oracle then runs tens of cases a minute, so give them a few dozen cases.
+    * ``pins``: the compile classes of a JIT-compiled kernel (Triton compiles one per set of
+      constexpr sizes and dtypes, seconds each): the sizes and dtypes to hold to the given values,
+      e.g. ``{"K": 32, "V": 32, "H": 1, "HV": 2, "act": "bf16", "L": [4, 17]}`` (a list: one of its
+      values per call; keys for sparse ops: D, H, dtype, sink; for KDA ops: H, HV, K, V, L, act,
+      state, params, ring), or the same as text ("K=32,V=32,L=4|17"). Everything else (token counts,
+      batches, index lists, layouts, flags, values, edge buckets) is drawn as usual, so a small-shape
+      run of a Triton kernel compiles a handful of kernels once and spends its time on cases. Not
+      with a real-model preset (which fixes the shapes).
     * ``max_findings``: after a property fails and shrinks, the run goes on with a fresh sub-seed,
       excluding that finding's signature, and reports up to this many distinct findings per property
       (each shrunk, with its repro line and saved call). A rejection of valid calls is reported once,
@@ -182,6 +191,9 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
                              f"not {op}")
         if preset in ("small", "large"):
             shapes, preset = preset, None
+    pins_text = _pins_text(pins)
+    if pins_text and preset not in (None, "small", "large"):
+        raise ValueError(f"{FN}: pins= and preset={preset!r} do not go together (the preset fixes the shapes)")
     if supports is not None and not callable(supports):
         raise TypeError(f"{FN}: supports must be a callable taking a CallInfo, got {type(supports).__name__}")
     if not isinstance(max_findings, int) or max_findings < 1:
@@ -212,6 +224,7 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
 
     def repro(prop: str, chunk_seed: str, n: int, excluded: list[str] | None = None) -> str:
         extra = (f", shapes={shapes!r}" if shapes != "small" else "") + (f", preset={preset!r}" if preset else "")
+        extra += f", pins={pins_text!r}" if pins_text else ""
         if supports is not None:
             extra += f", supports={_name_of(supports)}"
         if excluded is not None:
@@ -224,7 +237,7 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
               "profile": profile, "seed": hex(the_seed),
               "cases": cases if cases is not None or time is not None else 100, "seconds": time,
               "max_size": max_size, "shrink": shrink, "corpus": folder, "property": selected,
-              "preset": preset or "", "supports": supports is not None, "max_findings": max_findings,
+              "preset": preset or "", "pins": pins_text, "supports": supports is not None, "max_findings": max_findings,
               "known": known_list}
     host = Host(config)
     try:
@@ -251,6 +264,30 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
         stop_worker(runner)
     result = build_report(op, label, str(dev), profile, raw, log, repro)
     return _finish(result, report)
+
+
+def _pins_text(pins: dict[str, Any] | str | None) -> str:
+    """pins= in its text form (fuzz/generators/pins.hpp): "K=32,L=4|17"; the host checks the keys."""
+    if pins is None:
+        return ""
+    if isinstance(pins, str):
+        return pins.strip()
+    if not isinstance(pins, dict):
+        raise TypeError(f"{FN}: pins must be a dict or a 'key=value,...' string, got {type(pins).__name__}")
+    items = []
+    for key, value in pins.items():
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        if not values:
+            raise ValueError(f"{FN}: pins[{key!r}] is an empty list")
+        text = []
+        for v in values:
+            if isinstance(v, torch.dtype):
+                v = str(v).removeprefix("torch.")
+            if isinstance(v, bool) or not isinstance(v, (int, str)):
+                raise TypeError(f"{FN}: pins[{key!r}] takes sizes (int) or dtypes (str or torch.dtype), got {v!r}")
+            text.append(str(v))
+        items.append(f"{key}={'|'.join(text)}")
+    return ",".join(items)
 
 
 def _known(known: Iterable[str | Failure] | None) -> list[str]:

@@ -15,6 +15,7 @@
 namespace kparity::fuzz {
 
 struct ShapePreset;  // generators/presets.hpp
+struct ShapePins;    // generators/pins.hpp
 
 struct Call {
   std::string op;  // "kda/replayssm_decode", ... (the name every layer uses)
@@ -45,6 +46,8 @@ struct GenConfig {
   // A real model's shapes (generators/presets.hpp) where the preset has them for the op; nullptr:
   // the generator's own (small or large).
   const ShapePreset* preset = nullptr;
+  // The compile-relevant sizes and dtypes held to a few values (generators/pins.hpp); nullptr: free.
+  const ShapePins* pins = nullptr;
 };
 
 // Edge buckets hit by the current case: generators call note_bucket() while drawing; the campaign

@@ -35,6 +35,9 @@ struct ImplPropertyOptions {
   std::function<std::string(const Call&)> supports;
   // Optional: a real model's shapes (generators/presets.hpp) for the ops the preset has them for.
   const ShapePreset* preset = nullptr;
+  // Optional: the compile-relevant sizes and dtypes held to a few values (generators/pins.hpp), so
+  // that a JIT-compiled implementation compiles a handful of shape classes once each.
+  const ShapePins* pins = nullptr;
   // Where each property's FindingLedger is registered, by property name (findings.hpp); the
   // properties keep their own when null.
   std::shared_ptr<std::map<std::string, std::shared_ptr<FindingLedger>>> ledgers;
