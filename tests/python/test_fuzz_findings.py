@@ -185,3 +185,41 @@ def test_report_json_carries_the_findings(tmp_path) -> None:
         assert key in f, key
     assert f["id"] == report.properties[0].findings[0].id
     assert set(p["coverage"]) >= {"drawn", "inside", "outside", "share", "judged", "declined", "known_hits"}
+
+
+@pytest.mark.parametrize("op, pins, want", [
+    ("kda/replayssm_decode", {"K": 32, "V": 32, "H": 1, "HV": 2, "act": torch.bfloat16, "state": "f32", "L": [4, 17]},
+     {"K": {32}, "V": {32}, "H": {1}, "HV": {2}, "L": {4, 17}}),
+    ("kda/recurrent", "K=16|32,V=16,H=2,HV=4,act=f16", {"K": {16, 32}, "V": {16}, "H": {2}, "HV": {4}}),
+    ("sparse/paged_prefill", {"D": [32, 64], "H": 2, "dtype": "bf16", "sink": "f32"}, {"D": {32, 64}, "H": {2}}),
+])
+def test_pins_hold_the_compile_classes_and_draw_the_rest(op, pins, want, tmp_path) -> None:
+    seen: list[CallInfo] = []
+
+    def record(call: CallInfo) -> bool:
+        seen.append(call)
+        return True
+    report = run(op, impls.CORRECT[op], tmp_path, cases=40, pins=pins, supports=record)
+    assert report.passed, report.summary()
+    assert len(seen) >= 40
+    for dim, values in want.items():
+        assert {c.dims[dim] for c in seen} == values, (dim, {c.dims[dim] for c in seen})
+    act = "q" if op != "kda/replayssm_decode" else "mixed_qkv"
+    assert len({c.dtype(act) for c in seen}) == 1
+    assert len({c.dims["T"] if "T" in c.dims else c.dims["B"] for c in seen}) > 2  # the rest is still drawn
+
+
+def test_a_pinned_runs_repro_carries_the_pins(tmp_path) -> None:
+    op, impl = pf.TWO_TENSOR_SLIPS
+    report = run(op, impl, tmp_path, pins={"D": 32, "dtype": "f16"}, max_findings=1)
+    [f] = report.properties[0].findings
+    assert "pins='D=32,dtype=f16'" in f.repro, f.repro
+
+
+def test_pins_misuse_is_reported(tmp_path) -> None:
+    with pytest.raises(ValueError, match="pins: unknown key 'Q' for kda/\\*"):
+        run("kda/recurrent", impls.recurrent, tmp_path, pins={"Q": 1}, cases=2)
+    with pytest.raises(ValueError, match="pins= and preset='kimi-linear' do not go together"):
+        run("kda/recurrent", impls.recurrent, tmp_path, pins={"K": 32}, preset="kimi-linear", cases=2)
+    with pytest.raises(TypeError, match="takes sizes"):
+        run("kda/recurrent", impls.recurrent, tmp_path, pins={"K": 3.5}, cases=2)
