@@ -149,43 +149,14 @@ std::atomic<int>& active() {
   return k;
 }
 
-#if defined(KPARITY_LANES_X86) && defined(__GNUC__) && !defined(__clang__)
-#define KPARITY_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KPARITY_CLONES
-#endif
-
-// detail::certify (exact_sum.cpp) without branches, eight lanes a vector (GCC vector extensions:
-// one zmm register with AVX-512, two ymm with AVX2, four xmm otherwise), the same arithmetic.
-typedef double v8d __attribute__((vector_size(64)));
-typedef long long v8i __attribute__((vector_size(64)));
-
-KPARITY_CLONES void certify_impl(std::size_t lanes, const double* __restrict p, const double* __restrict s,
-                                 const double* __restrict T, const unsigned char* __restrict ok, std::size_t m,
-                                 double extra, double* __restrict result, unsigned char* __restrict decided) {
-  const double c = 2.0 * static_cast<double>(m + 1) * 0x1p-53;
-  std::size_t l = 0;
-  for (; l + 8 <= lanes; l += 8) {
-    v8d pl, sl, Tl;
-    std::memcpy(&pl, p + l, sizeof pl), std::memcpy(&sl, s + l, sizeof sl), std::memcpy(&Tl, T + l, sizeof Tl);
-    const v8d x = pl + sl, z = x - pl;
-    const v8d t = (pl - (x - z)) + (sl - z);
-    const v8d E = c * Tl + 0x1p-1074 + extra;
-    const v8i bits = __builtin_bit_cast(v8i, x);
-    const v8i one = v8i{} + 1;
-    const v8d away = __builtin_bit_cast(v8d, bits + one), toward = __builtin_bit_cast(v8d, bits - one);
-    const v8i pos = x > 0;
-    const v8d up = pos ? away : toward, dn = pos ? toward : away;
-    const v8d ap = pl < 0 ? -pl : pl, as = sl < 0 ? -sl : sl, aT = Tl < 0 ? -Tl : Tl, ax = x < 0 ? -x : x;
-    const v8i finite = (ap <= DBL_MAX) & (as <= DBL_MAX) & (aT <= DBL_MAX);
-    const v8i exact = (Tl == 0) & (v8d{} + extra == 0);
-    const v8i inside = (ax >= 0x1p-1000) & (ax < DBL_MAX) & (t + E < (up - x) / 2) & (t - E > -((x - dn) / 2));
-    const v8i dec = finite & (exact | inside);
-    const v8d r = exact ? pl : x;
-    std::memcpy(result + l, &r, sizeof r);
-    for (int k = 0; k < 8; ++k) decided[l + k] = ok[l + k] && dec[k] != 0;
-  }
-  for (; l < lanes; ++l) {
+// detail::certify (exact_sum.cpp) without branches, lane by lane: the same operations on the same
+// values (no fused multiply-add: this file builds with -ffp-contract=off), so the same verdicts and
+// results. In explicit intrinsics: GCC's vector extensions for this loop left its comparisons and
+// 64-bit integer steps scalar (vpinsrq/setae per lane; it was 20-40% of the oracle's time at the
+// kernel-sized shapes, perf, bench/results/oracle_2026-12-02.md "Second pass").
+void certify_scalar(std::size_t l0, std::size_t lanes, const double* p, const double* s, const double* T,
+                    const unsigned char* ok, double c, double extra, double* result, unsigned char* decided) {
+  for (std::size_t l = l0; l < lanes; ++l) {
     const double pl = p[l], sl = s[l], Tl = T[l];
     const double x = pl + sl, z = x - pl;
     const double t = (pl - (x - z)) + (sl - z);
@@ -201,6 +172,86 @@ KPARITY_CLONES void certify_impl(std::size_t lanes, const double* __restrict p, 
   }
 }
 
+#ifdef KPARITY_LANES_X86
+
+__attribute__((target("avx512f"))) std::size_t certify_avx512(std::size_t lanes, const double* p, const double* s,
+                                                               const double* T, const unsigned char* ok, double c,
+                                                               double extra, double* result, unsigned char* decided) {
+  const __m512d vc = _mm512_set1_pd(c), sub = _mm512_set1_pd(0x1p-1074), vx = _mm512_set1_pd(extra);
+  const __m512d big = _mm512_set1_pd(DBL_MAX), small = _mm512_set1_pd(0x1p-1000), half = _mm512_set1_pd(0.5);
+  const __m512d zero = _mm512_setzero_pd();
+  const __m512i one = _mm512_set1_epi64(1), sign = _mm512_set1_epi64(static_cast<long long>(0x8000000000000000ull));
+  const __mmask8 extra0 = extra == 0 ? 0xff : 0;
+  std::size_t l = 0;
+  for (; l + 8 <= lanes; l += 8) {
+    const __m512d pl = _mm512_loadu_pd(p + l), sl = _mm512_loadu_pd(s + l), Tl = _mm512_loadu_pd(T + l);
+    const __m512d x = _mm512_add_pd(pl, sl), z = _mm512_sub_pd(x, pl);
+    const __m512d t = _mm512_add_pd(_mm512_sub_pd(pl, _mm512_sub_pd(x, z)), _mm512_sub_pd(sl, z));
+    const __m512d E = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(vc, Tl), sub), vx);
+    const __m512i bits = _mm512_castpd_si512(x);
+    const __m512d away = _mm512_castsi512_pd(_mm512_add_epi64(bits, one));
+    const __m512d toward = _mm512_castsi512_pd(_mm512_sub_epi64(bits, one));
+    const __mmask8 pos = _mm512_cmp_pd_mask(x, zero, _CMP_GT_OQ);
+    const __m512d up = _mm512_mask_blend_pd(pos, toward, away), dn = _mm512_mask_blend_pd(pos, away, toward);
+    const __mmask8 finite = _mm512_cmp_pd_mask(_mm512_abs_pd(pl), big, _CMP_LE_OQ) &
+                            _mm512_cmp_pd_mask(_mm512_abs_pd(sl), big, _CMP_LE_OQ) &
+                            _mm512_cmp_pd_mask(_mm512_abs_pd(Tl), big, _CMP_LE_OQ);
+    const __mmask8 exact = _mm512_cmp_pd_mask(Tl, zero, _CMP_EQ_OQ) & extra0;
+    const __m512d ax = _mm512_abs_pd(x);
+    const __m512d hi_gap = _mm512_mul_pd(_mm512_sub_pd(up, x), half);  // (up - x) / 2, exactly
+    const __m512d lo_gap = _mm512_castsi512_pd(
+        _mm512_xor_si512(_mm512_castpd_si512(_mm512_mul_pd(_mm512_sub_pd(x, dn), half)), sign));  // -((x - dn) / 2)
+    const __mmask8 inside = _mm512_cmp_pd_mask(ax, small, _CMP_GE_OQ) & _mm512_cmp_pd_mask(ax, big, _CMP_LT_OQ) &
+                            _mm512_cmp_pd_mask(_mm512_add_pd(t, E), hi_gap, _CMP_LT_OQ) &
+                            _mm512_cmp_pd_mask(_mm512_sub_pd(t, E), lo_gap, _CMP_GT_OQ);
+    const __mmask8 okm = _mm512_test_epi64_mask(_mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(ok + l))),
+                                                _mm512_set1_epi64(0xff));
+    const __mmask8 dec = okm & finite & (exact | inside);
+    _mm512_storeu_pd(result + l, _mm512_mask_blend_pd(exact, x, pl));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(decided + l), _mm512_cvtepi64_epi8(_mm512_maskz_set1_epi64(dec, 1)));
+  }
+  return l;
+}
+
+__attribute__((target("avx2"))) std::size_t certify_avx2(std::size_t lanes, const double* p, const double* s,
+                                                         const double* T, const unsigned char* ok, double c,
+                                                         double extra, double* result, unsigned char* decided) {
+  const __m256d vc = _mm256_set1_pd(c), sub = _mm256_set1_pd(0x1p-1074), vx = _mm256_set1_pd(extra);
+  const __m256d big = _mm256_set1_pd(DBL_MAX), small = _mm256_set1_pd(0x1p-1000), half = _mm256_set1_pd(0.5);
+  const __m256d zero = _mm256_setzero_pd(), sign = _mm256_set1_pd(-0.0);
+  const __m256i one = _mm256_set1_epi64x(1);
+  const __m256d extra0 = extra == 0 ? _mm256_castsi256_pd(_mm256_set1_epi64x(-1)) : zero;
+  std::size_t l = 0;
+  for (; l + 4 <= lanes; l += 4) {
+    const __m256d pl = _mm256_loadu_pd(p + l), sl = _mm256_loadu_pd(s + l), Tl = _mm256_loadu_pd(T + l);
+    const __m256d x = _mm256_add_pd(pl, sl), z = _mm256_sub_pd(x, pl);
+    const __m256d t = _mm256_add_pd(_mm256_sub_pd(pl, _mm256_sub_pd(x, z)), _mm256_sub_pd(sl, z));
+    const __m256d E = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(vc, Tl), sub), vx);
+    const __m256i bits = _mm256_castpd_si256(x);
+    const __m256d away = _mm256_castsi256_pd(_mm256_add_epi64(bits, one));
+    const __m256d toward = _mm256_castsi256_pd(_mm256_sub_epi64(bits, one));
+    const __m256d pos = _mm256_cmp_pd(x, zero, _CMP_GT_OQ);
+    const __m256d up = _mm256_blendv_pd(toward, away, pos), dn = _mm256_blendv_pd(away, toward, pos);
+    const __m256d finite = _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, pl), big, _CMP_LE_OQ),
+                                                       _mm256_cmp_pd(_mm256_andnot_pd(sign, sl), big, _CMP_LE_OQ)),
+                                         _mm256_cmp_pd(_mm256_andnot_pd(sign, Tl), big, _CMP_LE_OQ));
+    const __m256d exact = _mm256_and_pd(_mm256_cmp_pd(Tl, zero, _CMP_EQ_OQ), extra0);
+    const __m256d ax = _mm256_andnot_pd(sign, x);
+    const __m256d hi_gap = _mm256_mul_pd(_mm256_sub_pd(up, x), half);
+    const __m256d lo_gap = _mm256_xor_pd(_mm256_mul_pd(_mm256_sub_pd(x, dn), half), sign);
+    const __m256d inside = _mm256_and_pd(
+        _mm256_and_pd(_mm256_cmp_pd(ax, small, _CMP_GE_OQ), _mm256_cmp_pd(ax, big, _CMP_LT_OQ)),
+        _mm256_and_pd(_mm256_cmp_pd(_mm256_add_pd(t, E), hi_gap, _CMP_LT_OQ),
+                      _mm256_cmp_pd(_mm256_sub_pd(t, E), lo_gap, _CMP_GT_OQ)));
+    const int dec = _mm256_movemask_pd(_mm256_and_pd(finite, _mm256_or_pd(exact, inside)));
+    _mm256_storeu_pd(result + l, _mm256_blendv_pd(x, pl, exact));
+    for (int k = 0; k < 4; ++k) decided[l + k] = ok[l + k] && ((dec >> k) & 1);
+  }
+  return l;
+}
+
+#endif  // KPARITY_LANES_X86
+
 }  // namespace
 
 void certify(std::size_t lanes, const double* p, const double* s, const double* T, const unsigned char* ok,
@@ -213,7 +264,16 @@ void certify(std::size_t lanes, const double* p, const double* s, const double* 
     for (std::size_t l = 0; l < lanes; ++l) decided[l] = 0;
     return;
   }
-  certify_impl(lanes, p, s, T, ok, m, extra, result, decided);
+  const double c = 2.0 * static_cast<double>(m + 1) * 0x1p-53;
+  std::size_t done = 0;
+#ifdef KPARITY_LANES_X86
+  switch (active().load(std::memory_order_relaxed)) {
+    case kAvx512: done = certify_avx512(lanes, p, s, T, ok, c, extra, result, decided); break;
+    case kAvx2: done = certify_avx2(lanes, p, s, T, ok, c, extra, result, decided); break;
+    default: break;
+  }
+#endif
+  certify_scalar(done, lanes, p, s, T, ok, c, extra, result, decided);
 }
 
 void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -120,6 +121,57 @@ TEST(ExactLanes, EveryKernelMatchesTheScalarStepsAndTheExactSum) {
           check(f, std::string(name) + " kind " + std::to_string(static_cast<int>(k)) + " lanes " +
                        std::to_string(lanes_n) + " n " + std::to_string(n));
         }
+  }
+  EXPECT_GE(kernels, 1);
+}
+
+// The vectorised certificate decides exactly what detail::certify decides, lane by lane, on every
+// kernel: on the transformations of random families, on values near a rounding midpoint (t at
+// +-ulp/2 give or take the error bound), on non-finite, tiny and exact (T = 0) lanes, with and
+// without `extra`.
+TEST(ExactLanes, EveryKernelsCertificateDecidesAsTheScalarOne) {
+  std::mt19937_64 g(2612);
+  std::normal_distribution<double> N;
+  std::uniform_int_distribution<int> U(-1074, 1023);
+  const std::size_t L = 37;  // vector blocks and a tail
+  std::vector<double> p(L), s(L), T(L), out(L);
+  std::vector<unsigned char> ok(L), decided(L);
+  int kernels = 0;
+  for (const char* name : {"scalar", "avx2", "avx512"}) {
+    std::unique_ptr<lanes::ForceKernel> force;
+    try {
+      force = std::make_unique<lanes::ForceKernel>(name);
+    } catch (const std::invalid_argument&) {
+      continue;
+    }
+    ++kernels;
+    for (int round = 0; round < 400; ++round) {
+      for (std::size_t l = 0; l < L; ++l) {
+        const int kind = static_cast<int>(g() % 8);
+        p[l] = std::ldexp(N(g), kind == 0 ? U(g) : static_cast<int>(g() % 80) - 40);
+        const double ulp = std::fabs(std::nextafter(p[l], INFINITY) - p[l]);
+        switch (kind) {
+          case 1: s[l] = ulp / 2 * (1 + std::ldexp(N(g), -30)); break;  // near the midpoint above
+          case 2: s[l] = -ulp / 2 * (1 + std::ldexp(N(g), -30)); break;
+          case 3: s[l] = ulp * N(g); break;
+          case 4: s[l] = g() % 2 ? INFINITY : NAN; break;
+          default: s[l] = ulp * std::ldexp(N(g), -5); break;
+        }
+        T[l] = g() % 5 == 0 ? 0.0 : std::fabs(s[l]) * std::ldexp(std::fabs(N(g)), -static_cast<int>(g() % 50));
+        if (g() % 40 == 0) T[l] = INFINITY;
+        if (g() % 30 == 0) p[l] = std::ldexp(N(g), -1020);
+        ok[l] = g() % 10 != 0;
+      }
+      const std::size_t m = 1 + g() % 200;
+      const double extra = g() % 3 == 0 ? 0.0 : std::ldexp(std::fabs(N(g)), -60 - static_cast<int>(g() % 40));
+      lanes::certify(L, p.data(), s.data(), T.data(), ok.data(), m, extra, out.data(), decided.data());
+      for (std::size_t l = 0; l < L; ++l) {
+        double want = 0;
+        const bool dec = ok[l] && kparity::reference::detail::certify(p[l], s[l], T[l], m, want, extra);
+        ASSERT_EQ(decided[l] != 0, dec) << name << " lane " << l << " round " << round;
+        if (dec) EXPECT_EQ(bits(out[l]), bits(want)) << name << " lane " << l << " round " << round;
+      }
+    }
   }
   EXPECT_GE(kernels, 1);
 }
