@@ -44,22 +44,24 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-#: Readings of findings, by finding id (the 8 hex digits a report prints: class, tensor, kind and
-#: masked message, fuzz/backends/findings.hpp) or by signature prefix ("crashed||||ZeroDivisionError").
-#: One of "their bug", "our spec", "precision" (a rounding the faithful model does not make), or
-#: anything else worth a word; a finding with no entry reads "unclassified".
+#: Readings of findings, by "<target prefix>:<finding id>" (the 8 hex digits a report prints: class,
+#: tensor, kind and masked message, fuzz/backends/findings.hpp; the same id means the same failure on
+#: another op, so a reading belongs to its targets) or "<target prefix>:<signature prefix>"
+#: ("crashed||||ZeroDivisionError"). One of "their bug", "our spec", "precision" (a rounding the
+#: faithful model does not make), or anything else worth a word; a finding with no entry reads
+#: "unclassified".
 READINGS: dict[str, str] = {
     # Read from the H200 run of 2026-12-02 (bench/results/upstream_2026-12-02.md) and the conventions probe
     # (docs/upstream_conventions.md, bench/results/upstream_conventions_2026-12-02/).
-    "ff093243": "their bug: paged_decode.py:859 divides by T*H (T = 0) and :861 by block_d//32 (D <= 16) on the "
+    "sglang-triton-paged-decode:ff093243": "their bug: paged_decode.py:859 divides by T*H (T = 0) and :861 by block_d//32 (D <= 16) on the "
                 "split-K path (bench/results/upstream_repros_2026-12-02/repro_sglang_paged_decode_zero_division.py)",
-    "997c37ca": "their inconsistency: decode leaves NaN in the column of a lone -inf-logit key with a -inf sink "
+    "sglang-triton-paged-decode:997c37ca": "their inconsistency: decode leaves NaN in the column of a lone -inf-logit key with a -inf sink "
                 "(0 * inf, not re-masked), prefill writes 0 there; kparity keeps prefill's 0 (docs/upstream_conventions.md)",
-    "db8e567a": "precision: the ReplaySSM reconstruction dot runs in TF32; judged under the faithful (fp32) profile "
+    "sglang-triton-replayssm:db8e567a": "precision: the ReplaySSM reconstruction dot runs in TF32; judged under the faithful (fp32) profile "
                 "on purpose, it passes under tf32-dot",
-    "2349da32": "precision: k_cache is stored as rt(rt(k_hat, out dtype), ring dtype) (sglang line 414), modelled "
+    "sglang-triton-replayssm:2349da32": "precision: k_cache is stored as rt(rt(k_hat, out dtype), ring dtype) (sglang line 414), modelled "
                 "by the tf32-dot / sglang-triton profile, under which it passes",
-    "a38f5b2b": "their bug (minor): the wrapper's literal stride test rejects an [HV, V, K]-contiguous state with a "
+    "sglang-triton-replayssm:a38f5b2b": "their bug (minor): the wrapper's literal stride test rejects an [HV, V, K]-contiguous state with a "
                 "size-1 dim, which .contiguous() cannot fix (repro_sglang_replayssm_size1_stride.py)",
 }
 
@@ -77,6 +79,10 @@ class Target:
     compile_key: Callable[[Any], tuple] | None = None
     classes_small: int = 0
     classes_preset: int = 0
+    # The small-shape run's pins (kparity.fuzz pins=, fuzz/generators/pins.hpp): the compile-relevant
+    # sizes and dtypes held to a few shape classes, so that Triton compiles a handful of kernels
+    # once and the run's time goes to cases; everything else is drawn as usual.
+    pins: str = ""
 
 
 def _stub(name: str, **attrs: Any) -> None:
@@ -177,6 +183,18 @@ def fla_key(call: Any) -> tuple:
         tuple(sorted(n for n in call.scalars if n != "scale"))
 
 
+# --- the small-shape runs' pins: a few shape classes per kernel -----------------------------------------------
+# Each pins what the target's compile key depends on, at values inside its domain and at the
+# generators' small sizes, with two classes where a size has an edge worth a compile: the sparse
+# head width at a tail (D = 17, BLOCK_D = 32), a power of two and DeepSeek-V4's 512; the ReplaySSM
+# ring inside one BC = 16 tile (L = 4) and past it (L = 17, BC = 32). What stays free (dtypes the
+# kernel loads as given, flags, token counts, batches, index lists, layouts, values) is drawn as usual,
+# and each target's compile budget caps the keys that remain (flags times dtypes).
+SPARSE_PINS = "D=17|64|512"
+REPLAYSSM_PINS = "H=2,HV=4,K=32,V=32,act=bf16,state=f32,params=f32,L=4|17"
+FLA_PINS = "H=2,HV=4,K=32,V=32,act=bf16,state=f32,params=f32"
+
+
 # --- adapters ----------------------------------------------------------------------------------------
 
 def triton_replayssm(mod: Any, laid_out: bool) -> Callable[..., Any]:
@@ -271,11 +289,12 @@ def dry_targets() -> dict[str, tuple[Target, Any]]:
     from kparity.testing.impls import planted_findings as pf
 
     return {"dry-sparse-decode": (Target("dry-sparse-decode", "sparse/paged_decode", ("faithful",), "deepseek-v4",
-                                         "D >= 9", sparse_domain, sparse_decode_key), pf.zero_division_and_dedupe),
+                                         "D >= 9", sparse_domain, sparse_decode_key, 0, 0, SPARSE_PINS),
+                                  pf.zero_division_and_dedupe),
             "dry-replayssm": (Target("dry-replayssm", "kda/replayssm_decode", ("faithful",), "kimi-linear", "K >= 17",
-                                     replayssm_domain, replayssm_key, 0, 8), impls.replayssm_decode),
+                                     replayssm_domain, replayssm_key, 24, 8, REPLAYSSM_PINS), impls.replayssm_decode),
             "dry-recurrent": (Target("dry-recurrent", "kda/recurrent", ("faithful",), "kimi-linear", "every call", None,
-                                     fla_key, 0, 8), impls.recurrent)}
+                                     fla_key, 24, 8, FLA_PINS), impls.recurrent)}
 
 
 def _skip_autotune_benchmarks() -> None:
@@ -308,18 +327,19 @@ def targets(peers: str) -> dict[str, tuple[Target, Any]]:
         # inside the wrapper's domain. "laid out": contiguous copies for what it insists on.
         "sglang-triton-replayssm-as-is": (
             Target("sglang-triton-replayssm-as-is", "kda/replayssm_decode", ("faithful", "tf32-dot"), "kimi-linear",
-                   "K >= 17", replayssm_domain, replayssm_key, 0, 8), made(rs, lambda: triton_replayssm(rs, False))),
+                   "K >= 17", replayssm_domain, replayssm_key, 24, 8, REPLAYSSM_PINS),
+            made(rs, lambda: triton_replayssm(rs, False))),
         "sglang-triton-replayssm-laid-out": (
             Target("sglang-triton-replayssm-laid-out", "kda/replayssm_decode", ("faithful", "tf32-dot"),
                    "kimi-linear", "K >= 17; rings with the state pool's slot count", replayssm_laid_out_domain,
-                   replayssm_key, 0, 8),
+                   replayssm_key, 24, 8, REPLAYSSM_PINS),
             made(rs, lambda: triton_replayssm(rs, True))),
         "sglang-triton-paged-prefill": (
             Target("sglang-triton-paged-prefill", "sparse/paged_prefill", ("faithful",), "deepseek-v4", "D >= 9",
-                   sparse_domain, sparse_prefill_key, 0, 0), made(pf, lambda: triton_paged_prefill(pf))),
+                   sparse_domain, sparse_prefill_key, 0, 0, SPARSE_PINS), made(pf, lambda: triton_paged_prefill(pf))),
         "sglang-triton-paged-decode": (
             Target("sglang-triton-paged-decode", "sparse/paged_decode", ("faithful",), "deepseek-v4", "D >= 9",
-                   sparse_domain, sparse_decode_key, 0, 0), made(pd, lambda: triton_paged_decode(pd))),
+                   sparse_domain, sparse_decode_key, 0, 0, SPARSE_PINS), made(pd, lambda: triton_paged_decode(pd))),
     }
     sys.path.insert(0, peers)
     try:
@@ -330,9 +350,9 @@ def targets(peers: str) -> dict[str, tuple[Target, Any]]:
     except Exception as e:  # noqa: BLE001
         rec = chk = e
     out["fla-fused-recurrent-kda"] = (Target("fla-fused-recurrent-kda", "kda/recurrent", ("faithful",), "kimi-linear",
-                                             "every call", None, fla_key, 0, 8), rec)
+                                             "every call", None, fla_key, 24, 8, FLA_PINS), rec)
     out["fla-chunk-kda"] = (Target("fla-chunk-kda", "kda/chunk", ("faithful",), "kimi-linear", "every call", None,
-                                   fla_key, 0, 8), chk)
+                                   fla_key, 6, 4, FLA_PINS), chk)
     return out
 
 
@@ -378,16 +398,11 @@ class Run:
     first_call_timeout: float
     case_timeout: float
     known: list[str] = field(default_factory=list)
+    pins: str = ""
 
     @property
     def stem(self) -> str:
         return f"{self.target}.{self.profile}.{self.shapes}"
-
-
-def run_pair(runs: list[Run]) -> list[dict[str, Any]]:
-    """A target under one profile: its shape settings one after the other in this process (Triton's
-    kernels compiled for the first stay loaded for the second)."""
-    return [run_one(r) for r in runs]
 
 
 def run_one(r: Run) -> dict[str, Any]:
@@ -402,7 +417,7 @@ def run_one(r: Run) -> dict[str, Any]:
         small = r.shapes == "small"
         limit = r.classes if r.classes is not None else (target.classes_small if small else target.classes_preset)
         supports = CompileBudget(target.supports, target.compile_key, limit)
-        kw = dict(preset=None if r.shapes == "small" else r.shapes)
+        kw = dict(preset=None, pins=r.pins or None) if small else dict(preset=r.shapes)
         report = check_implementation(target.op, impl, device="cpu" if r.peers == "--dry-run" else "cuda",
                                       time=r.seconds, profile=r.profile,
                                       seed=r.seed, name=target.name, supports=supports,
@@ -413,7 +428,8 @@ def run_one(r: Run) -> dict[str, Any]:
         with open(os.path.join(r.out_dir, r.stem + ".txt"), "w") as f:
             f.write(report.summary() + "\n\n" + report.log)
         return {"run": r.stem, "target": target.name, "op": target.op, "profile": r.profile, "shapes": r.shapes,
-                "domain": target.domain, "classes": limit, "classes_seen": len(supports.seen),
+                "domain": target.domain, "pins": r.pins if small else "", "classes": limit,
+                "classes_seen": len(supports.seen),
                 "seconds": time.time() - t0, "error": report.error,
                 "report": report.to_json()}
     except Exception as e:  # noqa: BLE001  (the run's own failure, reported in its row)
@@ -423,11 +439,12 @@ def run_one(r: Run) -> dict[str, Any]:
 
 # --- the report ---------------------------------------------------------------------------------------------
 
-def reading(finding: dict[str, Any]) -> str:
-    if finding.get("id") in READINGS:
-        return READINGS[finding["id"]]
+def reading(finding: dict[str, Any], target: str) -> str:
     for key, value in READINGS.items():
-        if "|" in key and finding.get("signature", "").startswith(key):
+        prefix, _, what = key.partition(":")
+        if not target.startswith(prefix):
+            continue
+        if what == finding.get("id") or ("|" in what and finding.get("signature", "").startswith(what)):
             return value
     return "unclassified"
 
@@ -475,12 +492,24 @@ def markdown(results: list[dict[str, Any]], args: argparse.Namespace, started: s
                          f"{hits} | {verdict} |")
             for f in fs:
                 findings.append((r, kind, f))
+    lines += ["", "## Declared domains", "",
+              "Each run's domain: the kernel's own limits (`supports`), the small-shape run's pins (the shape "
+              "classes it compiles: `check_implementation(pins=...)`), and the compile keys it met against its "
+              "cap (0: no cap).", "",
+              "| target | profile | shapes | domain | pins | compile keys (cap) | seconds |",
+              "|---|---|---|---|---|---:|---:|"]
+    for r in results:
+        if "report" not in r or "domain" not in r:
+            continue
+        lines.append(f"| {r['target']} | {r['profile']} | {r['shapes']} | {cell(r['domain'], 80)} | "
+                     f"{'`' + r['pins'] + '`' if r.get('pins') else '-'} | {r.get('classes_seen', '?')} "
+                     f"({r.get('classes', 0)}) | {r.get('seconds', 0):.0f} |")
     lines += ["", "## Findings", "",
               "| target | profile | shapes | property | id | class | signature | reading |",
               "|---|---|---|---|---|---|---|---|"]
     for r, kind, f in findings:
         lines.append(f"| {r['target']} | {r['profile']} | {r['shapes']} | {kind} | `{f['id']}` | {f['class']} | "
-                     f"{cell(f['display'], 200)} | {reading(f)} |")
+                     f"{cell(f['display'], 200)} | {reading(f, r['target'])} |")
     lines += ["", "### Each finding, shrunk", ""]
     for r, kind, f in findings:
         # RapidCheck's text: "<file>:<line>:", "RC_FAIL(...)", "[class] verdict", "Log:", the call's
@@ -490,7 +519,7 @@ def markdown(results: list[dict[str, Any]], args: argparse.Namespace, started: s
         after = text[text.index("Log:") + 1:] if "Log:" in text else []
         call = after[0] if after else ""
         lines += [f"#### `{f['id']}` {r['target']} ({r['profile']}, {r['shapes']}) {kind}: {f['class']}", "",
-                  f"- signature: `{f['signature']}`", f"- reading: {reading(f)}", f"- verdict: {cell(verdict, 600)}",
+                  f"- signature: `{f['signature']}`", f"- reading: {reading(f, r['target'])}", f"- verdict: {cell(verdict, 600)}",
                   f"- call: {cell(call, 600)}", f"- repro: `{f.get('repro', '')}`", f"- saved: `{f.get('saved', '')}`"]
         for e in f.get("examples", []):
             lines.append(f"- also shrunk to (`{e['signature']}`): `{e.get('repro', '')}`")
@@ -528,8 +557,10 @@ def render(args: argparse.Namespace) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--budget", type=float, default=400.0,
-                    help="seconds per run (small + preset); the runs go in parallel (default 400)")
-    ap.add_argument("--preset-share", type=float, default=0.4, help="share of --budget at the model's preset")
+                    help="seconds per run (one target, profile and shape setting); the runs go in parallel "
+                         "(default 400)")
+    ap.add_argument("--seconds-preset", type=float, default=None,
+                    help="seconds per run at the model's preset (default --budget)")
     ap.add_argument("--targets", nargs="*", default=None, help="a subset of the targets")
     ap.add_argument("--profiles", nargs="*", default=None, help="a subset of the precision profiles")
     ap.add_argument("--shapes", nargs="*", default=["small", "preset"], choices=["small", "preset"])
@@ -544,6 +575,8 @@ def main() -> int:
     ap.add_argument("--first-call-timeout", type=float, default=240.0)
     ap.add_argument("--case-timeout", type=float, default=60.0)
     ap.add_argument("--known", nargs="*", default=[], help="finding ids or signatures to accept")
+    ap.add_argument("--pins", default=None,
+                    help="pins for every small-shape run instead of each target's own ('' for none)")
     ap.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "..", "results"),
                     help="also write upstream_<date>.md here (default bench/results; '' for none)")
     ap.add_argument("--dry-run", action="store_true",
@@ -557,8 +590,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.render:
         return render(args)
-    args.seconds_preset = args.budget * args.preset_share if "preset" in args.shapes else 0.0
-    args.seconds_small = args.budget - args.seconds_preset if "small" in args.shapes else 0.0
+    args.seconds_small = args.budget if "small" in args.shapes else 0.0
+    args.seconds_preset = (args.seconds_preset or args.budget) if "preset" in args.shapes else 0.0
     out_dir = os.path.abspath(os.environ.get("OUT", "fuzz-upstream-out"))
     os.makedirs(out_dir, exist_ok=True)
     import torch
@@ -574,39 +607,49 @@ def main() -> int:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     date = started.split()[0]
     names = targets(args.peers)
-    pairs: list[list[Run]] = []  # (target, profile): its shape settings in one process, in order
+    # Every (target, profile, shape setting) in its own process, all at once by default: the small
+    # and preset runs of a target share Triton's on-disk cache (TRITON_CACHE_DIR), not a process.
+    runs: list[Run] = []
     for name, (target, _) in names.items():
         if args.targets and name not in args.targets:
             continue
         for profile in target.profiles:
             if args.profiles and profile not in args.profiles:
                 continue
-            pairs.append([Run(name, profile, "small" if shapes == "small" else target.preset,
-                              args.seconds_small if shapes == "small" else args.seconds_preset,
-                              args.classes_small if shapes == "small" else args.classes_preset, out_dir, args.peers,
-                              args.seed, args.max_findings, args.first_call_timeout, args.case_timeout, args.known)
-                          for shapes in args.shapes])
-    args.jobs = args.jobs or max(1, min(len(pairs), (os.cpu_count() or 2) // 2))
+            for shapes in args.shapes:
+                small = shapes == "small"
+                runs.append(Run(name, profile, "small" if small else target.preset,
+                                args.seconds_small if small else args.seconds_preset,
+                                args.classes_small if small else args.classes_preset, out_dir, args.peers,
+                                args.seed, args.max_findings, args.first_call_timeout, args.case_timeout, args.known,
+                                (target.pins if args.pins is None else args.pins) if small else ""))
+    args.jobs = args.jobs or max(1, min(len(runs), os.cpu_count() or 2))
     t0 = time.time()
     ctx = mp.get_context("spawn")  # CUDA in every child, none inherited through fork
     results: list[dict[str, Any]] = []
-    with ctx.Pool(args.jobs) as pool:
-        for done in pool.imap(run_pair, pairs):
-            for res in done:
-                results.append(res)
-                rep = res.get("report", {})
-                verdicts = [f"{p['name'].split('/')[2]}: {p['cases']} cases, {len(p.get('findings', []))} findings"
-                            for p in rep.get("properties", [])]
-                print(f"{res['run']} ({res.get('seconds', 0):.0f} s): "
-                      f"{res.get('error') or res.get('skipped') or '; '.join(verdicts)}", flush=True)
-    text = markdown(results, args, started, gpu, time.time() - t0)
     paths = [os.path.join(out_dir, f"upstream_{date}.md")]
     if args.results:
         os.makedirs(args.results, exist_ok=True)
         paths.append(os.path.join(args.results, f"upstream_{date}.md"))
-    for p in paths:
-        with open(p, "w") as f:
-            f.write(text)
+
+    def write() -> str:
+        # After every run, so that a call cut at its time limit still leaves the report of what ended.
+        text = markdown(results, args, started, gpu, time.time() - t0)
+        for p in paths:
+            with open(p, "w") as f:
+                f.write(text)
+        return text
+    with ctx.Pool(args.jobs) as pool:
+        for res in pool.imap_unordered(run_one, runs):
+            results.append(res)
+            rep = res.get("report", {})
+            verdicts = [f"{p['name'].split('/')[2]}: {p['cases']} cases, {len(p.get('findings', []))} findings"
+                        for p in rep.get("properties", [])]
+            print(f"{res['run']} ({res.get('seconds', 0):.0f} s, {res.get('classes_seen', '?')} compile keys): "
+                  f"{res.get('error') or res.get('skipped') or '; '.join(verdicts)}", flush=True)
+            write()
+    results.sort(key=lambda r: r["run"])
+    text = write()
     with open(os.path.join(out_dir, "upstream.json"), "w") as f:
         json.dump({"started": started, "gpu": gpu, "args": {k: v for k, v in vars(args).items()},
                    "runs": results}, f, indent=1, default=str)
