@@ -4,7 +4,7 @@
 # the performance measurement (python/bench/perf.py: kparity.check and kparity.kernel host costs).
 # KPARITY_PYTEST_ARGS: extra pytest arguments (e.g. "-n 8" with pytest-xdist; not PYTEST_ADDOPTS, which
 # would reach the pytest runs the tests start themselves). Results under $OUT (default ./gpu-python-out): pytest.log, python_perf_cuda.md, python_perf_cpu.md,
-# build.log. Exit status: pytest's, or 1 when the build failed.
+# build.log. Exit status: pytest's, or 1 when the build failed. KPARITY_PY_BUILD_ONLY=1 stops after the build.
 #
 # Build tools: the carried wheels in .deps/wheels (scripts/fetch-wheels.sh, run where PyPI is
 # reachable) when present, else the image's nanobind and scikit-build-core. The extension links the
@@ -58,6 +58,8 @@ if ! "$PY" -m pip install --no-build-isolation --no-deps --no-index --upgrade --
 fi
 export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
 "$PY" -c 'import kparity; assert kparity.has_kernels, "built without kernels"; print("kparity", kparity.__version__, "kernels:", kparity.has_kernels)' || exit 1
+# KPARITY_PY_BUILD_ONLY=1: the package alone, for a call that runs something else with it (gpu-wave.sh pybuild).
+[ -n "${KPARITY_PY_BUILD_ONLY:-}" ] && exit 0
 
 cd "$ROOT/build-python" 2>/dev/null || { mkdir -p "$ROOT/build-python"; cd "$ROOT/build-python"; }
 PYTHONUNBUFFERED=1 "$PY" -X faulthandler -m pytest -q -rs -p no:cacheprovider ${KPARITY_PYTEST_ARGS:-} "$ROOT/tests/python" 2>&1 | tee "$OUT/pytest.log"

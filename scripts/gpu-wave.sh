@@ -6,6 +6,7 @@
 #   scripts/gpu-wave.sh PHASE...      carry .gpu (bundle), .deps (Debian .debs), .peers (upstream phase)
 #     python    build the package on the carried libraries, then EVERY Python test (pytest -n 8; none may
 #               skip for want of a GPU) and python/bench/perf.py           (scripts/gpu-python.sh)
+#     pybuild   build the package on the carried libraries only (for the phases below that use it)
 #     symbols   the built extension's dynamic symbol table: defined symbols, std:: among them
 #     ctest     ctest -L gpu
 #     sanitize  compute-sanitizer memcheck (leak check) and racecheck on the GPU test binaries
@@ -35,7 +36,7 @@ if ls .deps/*.deb >/dev/null 2>&1; then
   export LD_LIBRARY_PATH=$ROOT/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 export BUILD=build KPARITY_CLI=$ROOT/build/cli/kparity
-SITE=/tmp/kparity-site
+SITE=${KPARITY_SITE:-$ROOT/build-python/site}  # in the checkout: a warm machine keeps it for the next call
 
 lines=()
 summary() {
@@ -66,6 +67,9 @@ for phase in "$@"; do
       # gpu-python.sh runs pytest itself; -n 8 through KPARITY_PYTEST_ARGS (pytest-xdist is in the image).
       KPARITY_PYTEST_ARGS="-n 8" OUT=$W/python KPARITY_SITE=$SITE step python 420 bash scripts/gpu-python.sh
       grep -hE "passed|failed|skipped|error" "$W/python/pytest.log" | tail -n 3 > "$W/python-counts.txt"
+      ;;
+    pybuild)
+      KPARITY_PY_BUILD_ONLY=1 OUT=$W/python KPARITY_SITE=$SITE step pybuild 300 bash scripts/gpu-python.sh
       ;;
     symbols)
       step symbols 30 bash -c "so=\$(ls $SITE/kparity/_kparity*.so); echo \$so; nm -D --defined-only \$so | tee $W/dynsym.txt | wc -l;
@@ -102,7 +106,8 @@ for phase in "$@"; do
         --out "$W/impls"
       ;;
     upstream)
-      KPARITY_PEERS=$ROOT/.peers OUT=$W/upstream PYTHONPATH=$SITE step upstream "${UPSTREAM_TIMEOUT:-480}" \
+      # Triton's compiled kernels in the checkout (git-ignored): a warm machine's next call reuses them.
+      TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$ROOT/.triton-cache} KPARITY_PEERS=$ROOT/.peers OUT=$W/upstream PYTHONPATH=$SITE step upstream "${UPSTREAM_TIMEOUT:-480}" \
         python3 bench/fuzz/upstream.py ${UPSTREAM_ARGS:-}
       ;;
     *) echo "gpu-wave: unknown phase $phase" >&2; exit 2 ;;
