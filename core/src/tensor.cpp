@@ -15,11 +15,23 @@ std::byte* base_ptr(std::vector<std::byte>& storage, std::int64_t offset, DType 
   return storage.data() + offset * static_cast<std::int64_t>(dtype_size(t));
 }
 
+// All-ones is a NaN in f64, f32, f16 and bf16 alike; 0x7f.. is a large positive integer (and not a
+// valid bool byte).
+std::byte poison_byte(DType t) { return is_floating(t) ? std::byte{0xff} : std::byte{0x7f}; }
+
 }  // namespace
 
 Tensor::Tensor(DType dtype, Shape shape) : view_(nullptr, dtype, shape) {
   storage_.assign(static_cast<std::size_t>(view_.numel()) * dtype_size(dtype), std::byte{0});
   view_.data = base_ptr(storage_, 0, dtype);
+}
+
+Tensor Tensor::poisoned(DType dtype, Shape shape) {
+  Tensor t;
+  t.view_ = TensorView(nullptr, dtype, shape);
+  t.storage_.assign(static_cast<std::size_t>(t.view_.numel()) * dtype_size(dtype), poison_byte(dtype));
+  t.view_.data = base_ptr(t.storage_, 0, dtype);
+  return t;
 }
 
 Tensor::Tensor(const Tensor& other) : storage_(other.storage_), offset_(other.offset_), view_(other.view_) {
@@ -101,10 +113,7 @@ Tensor& Tensor::fill_int(std::uint64_t seed, std::int64_t lo, std::int64_t hi_in
 }
 
 Tensor& Tensor::poison() {
-  // All-ones is a NaN in f64, f32, f16 and bf16 alike; 0x7f.. is a large positive integer (and not a
-  // valid bool byte).
-  const std::byte b = is_floating(view_.dtype) ? std::byte{0xff} : std::byte{0x7f};
-  std::fill(storage_.begin(), storage_.end(), b);
+  std::fill(storage_.begin(), storage_.end(), poison_byte(view_.dtype));
   return *this;
 }
 

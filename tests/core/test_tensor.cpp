@@ -190,6 +190,19 @@ TEST(Tensor, PoisonCoversPaddingWithNaNOrPattern) {
   EXPECT_EQ(l.view().at_int({0}), 0x7f7f7f7f7f7f7f7fll);
 }
 
+// Tensor::poisoned writes the bytes Tensor(dtype, shape).poison() leaves, for every dtype.
+TEST(Tensor, PoisonedIsAZeroTensorPoisoned) {
+  for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64, DType::boolean}) {
+    const Tensor want = Tensor(t, {3, 5}).poison();
+    const Tensor got = Tensor::poisoned(t, {3, 5});
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(got.dtype(), t);
+    EXPECT_EQ(got.view().strides[0], want.view().strides[0]);
+    EXPECT_EQ(got.storage(), want.storage());
+  }
+  EXPECT_EQ(Tensor::poisoned(DType::f32, {0, 4}).numel(), 0);
+}
+
 TEST(Tensor, FillsAreDeterministicAndRounded) {
   auto bytes = [](std::uint64_t seed, DType t) { return Tensor(t, {4, 33}).fill_normal(seed).storage(); };
   for (DType t : {DType::f32, DType::f16, DType::bf16}) {

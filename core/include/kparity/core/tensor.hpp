@@ -20,6 +20,9 @@ class Tensor {
   ~Tensor() = default;
   // Contiguous, zero-initialised.
   Tensor(DType dtype, Shape shape);
+  // Contiguous and poisoned (the bytes of poison() below), written once: Tensor(dtype, shape).poison()
+  // writes a large buffer twice (issue 25: a kernel-sized output has up to 2^24 elements).
+  static Tensor poisoned(DType dtype, Shape shape);
   // Strided over a buffer of `storage_elems` elements starting at `storage_offset`; throws
   // std::invalid_argument if the view would reach outside the buffer.
   static Tensor strided(DType dtype, Shape shape, Shape strides, std::int64_t storage_offset = 0,
