@@ -7,7 +7,7 @@
 #
 #   scripts/gpu-pack.sh [BUILD]      BUILD defaults to build (configured with -DKPARITY_CUDA=ON)
 #
-# Writes .gpu/bundle.tar.xz (git-ignored); carry `.gpu` and `.deps` (scripts/gpu-wave.sh unpacks both).
+# Writes .gpu/bundle.tar.xz and .gpu/src.tar.xz (HEAD's sources; git-ignored); carry `.gpu` and `.deps` (scripts/gpu-wave.sh unpacks both).
 # The ctest files hold this checkout's absolute paths: gpu-wave.sh links them to the device's copy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,11 @@ for f in tests/test_gpu_kda tests/test_gpu_sparse tests/test_gpu_dispatch tests/
   (cd "$BUILD" && cp --parents "$f" "$dst")
   strip --strip-unneeded "$dst/$f" 2>/dev/null || true
 done
+# Where the package and ctest files say the sources are (gpu-wave.sh links that path to the device's copy).
+pwd > "$dst/.source-root"
 mkdir -p .gpu
 tar -C "$stage" -cf - "$BUILD" | xz -T2 -6 > .gpu/bundle.tar.xz
+# The committed sources the bundle was built from: the device's extension build must compile against the
+# same headers, whatever the carrying checkout's working tree holds (unpack it and run from there).
+git archive --format=tar HEAD | xz -T2 -6 > .gpu/src.tar.xz
 echo "gpu-pack: .gpu/bundle.tar.xz $(du -h .gpu/bundle.tar.xz | cut -f1) from $BUILD at $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (uncommitted changes)')"
