@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kparity/core/format.hpp"
+#include "kparity/core/non_finite_scan.hpp"
 #include "kparity/diagnostics/catalog_ids.hpp"
 #include "kparity/diagnostics/checker.hpp"
 #include "kparity/diagnostics/contracts/kda_common.hpp"
@@ -44,13 +45,7 @@ inline std::string index_str(std::span<const std::int64_t> idx) {
 // First non-finite element in row-major order, as its multi-index.
 inline std::optional<std::vector<std::int64_t>> first_non_finite(const TensorView& t) {
   if (!is_floating(t.dtype) || t.data == nullptr) return std::nullopt;
-  TensorView h = readable(t);
-  std::optional<std::vector<std::int64_t>> hit;
-  Shape shape = h.shape();
-  for_each_index(shape, [&](std::span<const std::int64_t> idx) {
-    if (!hit && !std::isfinite(h.load(idx))) hit.emplace(idx.begin(), idx.end());
-  });
-  return hit;
+  return kparity::find_non_finite(readable(t));  // core/non_finite_scan.hpp: the same index, a row at a time
 }
 
 // Byte interval [lo, hi) a view can touch; empty views (and views without data) touch nothing.

@@ -306,16 +306,11 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
     }
     return;
   }
-  // Per-thread scratch: a head's lanes are re-initialised, not re-allocated (a kernel-sized call has
-  // up to 2^15 heads a call).
-  thread_local std::vector<double> p, s, T;
-  thread_local std::vector<unsigned char> ok;
-  p.assign(D, -0.0), s.assign(D, 0.0), T.assign(D, 0.0), ok.assign(D, 1);
-  lanes::dot2(idx.size(), static_cast<std::size_t>(D), keys.rows.data(), static_cast<std::size_t>(D), idx.data(),
-              b.data(), p.data(), s.data(), T.data(), ok.data());
+  // The lanes' sums and their certificates in one pass (exact_lanes.hpp dot2_finish).
   const std::size_t m = idx.size() + tiny_terms;
-  lanes::finish_lanes(static_cast<std::size_t>(D), p.data(), s.data(), T.data(), ok.data(), m, tiny * (1 + 0x1p-20), num,
-                      [&](std::size_t d) { return exact_channel(static_cast<std::int64_t>(d)); });
+  lanes::dot2_finish(idx.size(), static_cast<std::size_t>(D), keys.rows.data(), static_cast<std::size_t>(D), idx.data(),
+                     b.data(), m, tiny * (1 + 0x1p-20), num,
+                     [&](std::size_t d) { return exact_channel(static_cast<std::int64_t>(d)); });
   // An exact zero's sign follows exact_sum.hpp's rule over every term, skipped ones included.
   for (std::int64_t d = 0; d < D; ++d)
     if (num[d] == 0) num[d] = zero_sum(d);

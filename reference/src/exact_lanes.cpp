@@ -8,6 +8,7 @@
 // terms skip the smallest-product test.
 #include "kparity/reference/exact_lanes.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cfloat>
@@ -250,6 +251,83 @@ __attribute__((target("avx2"))) std::size_t certify_avx2(std::size_t lanes, cons
   return l;
 }
 
+// dot2's range verdict (ok) and certify_avx512's steps for one block of 8 lanes held in registers.
+__attribute__((target("avx512f"), always_inline)) inline void verdict_avx512(__m512d pl, __m512d sl, __m512d Tl, __m512d mx,
+                                                                           __m512d mn, double c, double extra,
+                                                                           double* res, unsigned char* dec) {
+  const __m512d zero = _mm512_setzero_pd();
+  const __m512d vc = _mm512_set1_pd(c), sub = _mm512_set1_pd(0x1p-1074), vx = _mm512_set1_pd(extra);
+  const __m512d big = _mm512_set1_pd(DBL_MAX), small = _mm512_set1_pd(0x1p-1000), half = _mm512_set1_pd(0.5);
+  const __m512d huge = _mm512_set1_pd(kHuge), tiny = _mm512_set1_pd(kTiny);
+  const __m512i one = _mm512_set1_epi64(1), sign = _mm512_set1_epi64(static_cast<long long>(0x8000000000000000ull));
+  const __mmask8 extra0 = extra == 0 ? 0xff : 0;
+  // dot2's range verdict (ok), then certify's.
+  const __mmask8 okm = _mm512_cmp_pd_mask(mx, huge, _CMP_LE_OQ) & _mm512_cmp_pd_mask(mn, tiny, _CMP_GE_OQ) &
+                       _mm512_cmp_pd_mask(_mm512_abs_pd(pl), big, _CMP_LE_OQ);
+  const __m512d x = _mm512_add_pd(pl, sl), z = _mm512_sub_pd(x, pl);
+  const __m512d t = _mm512_add_pd(_mm512_sub_pd(pl, _mm512_sub_pd(x, z)), _mm512_sub_pd(sl, z));
+  const __m512d E = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(vc, Tl), sub), vx);
+  const __m512i bits = _mm512_castpd_si512(x);
+  const __m512d away = _mm512_castsi512_pd(_mm512_add_epi64(bits, one));
+  const __m512d toward = _mm512_castsi512_pd(_mm512_sub_epi64(bits, one));
+  const __mmask8 pos = _mm512_cmp_pd_mask(x, zero, _CMP_GT_OQ);
+  const __m512d up = _mm512_mask_blend_pd(pos, toward, away), dn = _mm512_mask_blend_pd(pos, away, toward);
+  const __mmask8 finite = _mm512_cmp_pd_mask(_mm512_abs_pd(sl), big, _CMP_LE_OQ) &
+                          _mm512_cmp_pd_mask(_mm512_abs_pd(Tl), big, _CMP_LE_OQ);
+  const __mmask8 exact = _mm512_cmp_pd_mask(Tl, zero, _CMP_EQ_OQ) & extra0;
+  const __m512d ax = _mm512_abs_pd(x);
+  const __m512d hi_gap = _mm512_mul_pd(_mm512_sub_pd(up, x), half);
+  const __m512d lo_gap = _mm512_castsi512_pd(
+      _mm512_xor_si512(_mm512_castpd_si512(_mm512_mul_pd(_mm512_sub_pd(x, dn), half)), sign));
+  const __mmask8 inside = _mm512_cmp_pd_mask(ax, small, _CMP_GE_OQ) & _mm512_cmp_pd_mask(ax, big, _CMP_LT_OQ) &
+                          _mm512_cmp_pd_mask(_mm512_add_pd(t, E), hi_gap, _CMP_LT_OQ) &
+                          _mm512_cmp_pd_mask(_mm512_sub_pd(t, E), lo_gap, _CMP_GT_OQ);
+  const __mmask8 d = okm & finite & (exact | inside);
+  _mm512_storeu_pd(res, _mm512_mask_blend_pd(exact, x, pl));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(dec), _mm512_cvtepi64_epi8(_mm512_maskz_set1_epi64(d, 1)));
+
+}
+
+// dot2_certify's AVX-512 blocks: dot2_avx512's loop for 16 lanes, then certify_avx512's steps on
+// the registers. Returns the lanes done (a multiple of 16).
+__attribute__((target("avx512f"))) std::size_t dot2_certify_avx512(std::size_t n, std::size_t lanes, const double* A,
+                                                                    std::size_t lda, const std::int32_t* rows,
+                                                                    const double* b, double c, double extra,
+                                                                    double* result, unsigned char* decided) {
+  const __m512d inf = _mm512_set1_pd(INFINITY), zero = _mm512_setzero_pd();
+  std::size_t l = 0;
+  for (; l + 16 <= lanes; l += 16) {
+    __m512d p0 = _mm512_set1_pd(-0.0), p1 = p0, s0 = zero, s1 = zero, T0 = zero, T1 = zero;
+    __m512d mx0 = zero, mx1 = zero, mn0 = inf, mn1 = inf;
+    for (std::size_t i = 0; i < n; ++i) {  // dot2_avx512's step, verbatim
+      const double* a = row_of(A, lda, rows, i) + l;
+      const __m512d bb = _mm512_set1_pd(b[i]);
+      const __m512d a0 = _mm512_loadu_pd(a), a1 = _mm512_loadu_pd(a + 8);
+      const __m512d h0 = _mm512_mul_pd(a0, bb), h1 = _mm512_mul_pd(a1, bb);
+      const __m512d r0 = _mm512_fmsub_pd(a0, bb, h0), r1 = _mm512_fmsub_pd(a1, bb, h1);
+      const __m512d x0 = _mm512_add_pd(p0, h0), x1 = _mm512_add_pd(p1, h1);
+      const __m512d z0 = _mm512_sub_pd(x0, p0), z1 = _mm512_sub_pd(x1, p1);
+      const __m512d q0 = _mm512_add_pd(_mm512_sub_pd(p0, _mm512_sub_pd(x0, z0)), _mm512_sub_pd(h0, z0));
+      const __m512d q1 = _mm512_add_pd(_mm512_sub_pd(p1, _mm512_sub_pd(x1, z1)), _mm512_sub_pd(h1, z1));
+      p0 = x0, p1 = x1;
+      s0 = _mm512_add_pd(s0, _mm512_add_pd(q0, r0));
+      s1 = _mm512_add_pd(s1, _mm512_add_pd(q1, r1));
+      T0 = _mm512_add_pd(T0, _mm512_add_pd(_mm512_abs_pd(q0), _mm512_abs_pd(r0)));
+      T1 = _mm512_add_pd(T1, _mm512_add_pd(_mm512_abs_pd(q1), _mm512_abs_pd(r1)));
+      const __m512d ah0 = _mm512_abs_pd(h0), ah1 = _mm512_abs_pd(h1);
+      mx0 = _mm512_max_pd(mx0, ah0), mx1 = _mm512_max_pd(mx1, ah1);
+      if (b[i] != 0) {
+        const __mmask8 nz0 = _mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ), nz1 = _mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ);
+        mn0 = _mm512_mask_min_pd(mn0, nz0, mn0, ah0);
+        mn1 = _mm512_mask_min_pd(mn1, nz1, mn1, ah1);
+      }
+    }
+    verdict_avx512(p0, s0, T0, mx0, mn0, c, extra, result + l, decided + l);
+    verdict_avx512(p1, s1, T1, mx1, mn1, c, extra, result + l + 8, decided + l + 8);
+  }
+  return l;
+}
+
 #endif  // KPARITY_LANES_X86
 
 }  // namespace
@@ -274,6 +352,26 @@ void certify(std::size_t lanes, const double* p, const double* s, const double* 
   }
 #endif
   certify_scalar(done, lanes, p, s, T, ok, c, extra, result, decided);
+}
+
+void dot2_certify(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
+                  const double* b, std::size_t m, double extra, double* result, unsigned char* decided) noexcept {
+  std::size_t done = 0;
+#ifdef KPARITY_LANES_X86
+  if (m > 0 && m < (std::size_t{1} << 30) && active().load(std::memory_order_relaxed) == kAvx512)
+    done = dot2_certify_avx512(n, lanes, A, lda, rows, b, 2.0 * static_cast<double>(m + 1) * 0x1p-53, extra, result,
+                               decided);
+#endif
+  // The rest (other kernels, the last lanes) through dot2 and certify, a bounded chunk at a time.
+  constexpr std::size_t kChunk = 64;
+  double p[kChunk], s[kChunk], T[kChunk];
+  unsigned char ok[kChunk];
+  for (std::size_t l = done; l < lanes; l += kChunk) {
+    const std::size_t k = std::min(kChunk, lanes - l);
+    for (std::size_t i = 0; i < k; ++i) p[i] = -0.0, s[i] = 0.0, T[i] = 0.0, ok[i] = 1;
+    dot2(n, k, A + l, lda, rows, b, p, s, T, ok);
+    certify(k, p, s, T, ok, m, extra, result + l, decided + l);
+  }
 }
 
 void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,

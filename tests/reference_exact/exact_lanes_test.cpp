@@ -79,6 +79,23 @@ void check(const Family& f, const std::string& what) {
   lanes::finish_lanes(f.lanes, p.data(), s.data(), T.data(), ok.data(), f.n, 0.0, all.data(), [&](std::size_t l) {
     return exact_sum_of_products(f.n, [&](std::size_t i) { return std::pair{f.a(i, l), f.b[i]}; });
   });
+  // The fused pass (dot2_certify) decides and returns what dot2 then certify do, and dot2_finish
+  // gives finish_lanes' results.
+  std::vector<double> cert(f.lanes), fused(f.lanes), finished(f.lanes);
+  std::vector<unsigned char> dec(f.lanes), fused_dec(f.lanes);
+  for (double extra : {0.0, 0x1p-70}) {
+    lanes::certify(f.lanes, p.data(), s.data(), T.data(), ok.data(), f.n, extra, cert.data(), dec.data());
+    lanes::dot2_certify(f.n, f.lanes, f.A.data(), f.lda, nullptr, f.b.data(), f.n, extra, fused.data(), fused_dec.data());
+    for (std::size_t l = 0; l < f.lanes; ++l) {
+      ASSERT_EQ(fused_dec[l], dec[l]) << what << " lane " << l << " extra " << extra;
+      if (dec[l]) EXPECT_EQ(bits(fused[l]), bits(cert[l])) << what << " lane " << l;
+    }
+  }
+  lanes::dot2_finish(f.n, f.lanes, f.A.data(), f.lda, nullptr, f.b.data(), f.n, 0.0, finished.data(), [&](std::size_t l) {
+    return exact_sum_of_products(f.n, [&](std::size_t i) { return std::pair{f.a(i, l), f.b[i]}; });
+  });
+  for (std::size_t l = 0; l < f.lanes; ++l)
+    EXPECT_TRUE(bits(finished[l]) == bits(all[l]) || (std::isnan(finished[l]) && std::isnan(all[l]))) << what << " lane " << l;
   for (std::size_t l = 0; l < f.lanes; ++l) {
     double pl = -0.0, sl = 0.0, Tl = 0.0;
     unsigned char okl = 1;
@@ -115,7 +132,7 @@ TEST(ExactLanes, EveryKernelMatchesTheScalarStepsAndTheExactSum) {
     ++kernels;
     EXPECT_STREQ(lanes::kernel_name(), name);
     for (Kind k : {Kind::random, Kind::cancelling, Kind::tiny, Kind::huge, Kind::zeros, Kind::special, Kind::short_ints})
-      for (std::size_t lanes_n : {1, 7, 8, 16, 23, 40})
+      for (std::size_t lanes_n : {1, 7, 8, 16, 23, 40, 48, 130})
         for (std::size_t n : {0, 1, 2, 5, 33}) {
           const Family f = make(k, n, lanes_n, g);
           check(f, std::string(name) + " kind " + std::to_string(static_cast<int>(k)) + " lanes " +

@@ -75,6 +75,11 @@ inline void store_at(const TensorView& v, std::int64_t offset, double x) noexcep
   }
 }
 
+// Contiguous runs of n 16-bit floats widened to fp64: widen_f16 / widen_bf16 element by element,
+// the same bits, vectorised (widen_runs.cpp).
+void widen_f16_run(const std::uint16_t* src, std::int64_t n, double* out) noexcept;
+void widen_bf16_run(const std::uint16_t* src, std::int64_t n, double* out) noexcept;
+
 // n elements from `offset` on, `stride` apart, into out[0..n).
 inline void load_run(const TensorView& v, std::int64_t offset, std::int64_t stride, std::int64_t n, double* out) {
   require_host(v);
@@ -86,11 +91,13 @@ inline void load_run(const TensorView& v, std::int64_t offset, std::int64_t stri
     }
     case DType::bf16: {
       const std::uint16_t* p = static_cast<const std::uint16_t*>(v.data) + offset;
+      if (stride == 1) return widen_bf16_run(p, n, out);
       for (std::int64_t i = 0; i < n; ++i) out[i] = widen_bf16(p[i * stride]);
       return;
     }
     case DType::f16: {
       const std::uint16_t* p = static_cast<const std::uint16_t*>(v.data) + offset;
+      if (stride == 1) return widen_f16_run(p, n, out);
       for (std::int64_t i = 0; i < n; ++i) out[i] = widen_f16(p[i * stride]);
       return;
     }

@@ -81,6 +81,33 @@ void finish_lanes(std::size_t lanes, const double* p, const double* s, const dou
   }
 }
 
+// dot2 from a fresh start (p = -0, s = 0, T = 0, ok = 1 in every lane) and certify() of its m terms
+// plus `extra`, in one pass: each block of lanes keeps p, s, T in registers from its first term to
+// its verdict (issue 25: a sparse head's P.V at D = 512 with one or two keys spent more time storing
+// and reloading p, s, T and ok than summing). The same operations on the same values as dot2 then
+// certify: the same result[l] and decided[l].
+void dot2_certify(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
+                  const double* b, std::size_t m, double extra, double* result, unsigned char* decided) noexcept;
+
+// finish_lanes() of a fresh dot2 over the n terms: out[l] is exact_sum_of_products' result of lane l
+// (fallback(l) where the certificate cannot decide), with the test-only fault of finish_lanes.
+template <class Fallback>
+void dot2_finish(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
+                 const double* b, std::size_t m, double extra, double* out, Fallback&& fallback) {
+  if (planted_fault() == PlantedFault::oracle_lanes_uncompensated) [[unlikely]] {
+    std::vector<double> p(lanes, -0.0), s(lanes, 0.0), T(lanes, 0.0);
+    std::vector<unsigned char> ok(lanes, 1);
+    dot2(n, lanes, A, lda, rows, b, p.data(), s.data(), T.data(), ok.data());
+    finish_lanes(lanes, p.data(), s.data(), T.data(), ok.data(), m, extra, out, fallback);
+    return;
+  }
+  thread_local std::vector<unsigned char> decided;
+  decided.resize(lanes);
+  dot2_certify(n, lanes, A, lda, rows, b, m, extra, out, decided.data());
+  for (std::size_t l = 0; l < lanes; ++l)
+    if (!decided[l]) out[l] = fallback(l);
+}
+
 // Which kernel dot2 runs: "avx512", "avx2" or "scalar" (for the benchmark's report and the tests).
 const char* kernel_name() noexcept;
 // Tests: run every kernel this machine has (not only the fastest); restored by the destructor.
