@@ -25,55 +25,60 @@ bool short_value(double x) noexcept {
 
 namespace {
 
-// Eight heads in one vector (GCC vector extensions: one zmm register with AVX-512, two ymm with
-// AVX2, four xmm otherwise), accumulators kept in registers across d.
+// Lanes over the channels d of one head's dot (GCC vector extensions: one zmm register with
+// AVX-512, two ymm with AVX2, four xmm otherwise), the lanes' sums added at the end: every partial sum
+// is exact in any order (header), so the order is free. Row-major q needs no transpose (the earlier
+// lanes over heads read a transposed copy of q, a pass over H x D values per token, issue 25).
 typedef double v8 __attribute__((vector_size(64)));
 
 // K keys (1 or 4) against every head: SH[k * H + h] = sum_d hi(q_hd k_kd), SL likewise with lo.
-// Lanes run over heads; each lane's sums are exact in any order (header), so vectorising them is free.
 template <int K>
-__attribute__((always_inline)) inline void split_dots(std::int64_t H, std::int64_t D, const double* __restrict QT, const double* const* keys, double C,
-                double* __restrict SH, double* __restrict SL) {
-  std::int64_t h = 0;
+__attribute__((always_inline)) inline void split_dots(std::int64_t H, std::int64_t D, const double* __restrict Q,
+                                                      const double* const* keys, double C, double* __restrict SH,
+                                                      double* __restrict SL) {
   const v8 c = v8{} + C;
-  for (; h + 8 <= H; h += 8) {
+  for (std::int64_t h = 0; h < H; ++h) {
+    const double* q = Q + h * D;
     v8 sh[K] = {}, sl[K] = {};
-    for (std::int64_t d = 0; d < D; ++d) {
-      v8 q;
-      std::memcpy(&q, QT + d * H + h, sizeof q);
+    std::int64_t d = 0;
+    for (; d + 8 <= D; d += 8) {
+      v8 qv;
+      std::memcpy(&qv, q + d, sizeof qv);
       for (int k = 0; k < K; ++k) {
-        const v8 p = q * keys[k][d];
+        v8 kv;
+        std::memcpy(&kv, keys[k] + d, sizeof kv);
+        const v8 p = qv * kv;
         const v8 e = (p + c) - c;
         sh[k] += e;
         sl[k] += p - e;
       }
     }
     for (int k = 0; k < K; ++k) {
-      std::memcpy(SH + k * H + h, &sh[k], sizeof(v8));
-      std::memcpy(SL + k * H + h, &sl[k], sizeof(v8));
-    }
-  }
-  for (; h < H; ++h)
-    for (int k = 0; k < K; ++k) {
       double a = 0, b = 0;
-      for (std::int64_t d = 0; d < D; ++d) {
-        const double p = QT[d * H + h] * keys[k][d];
+      for (int i = 0; i < 8; ++i) a += sh[k][i], b += sl[k][i];
+      for (std::int64_t r = d; r < D; ++r) {
+        const double p = q[r] * keys[k][r];
         const double e = (p + C) - C;
         a += e;
         b += p - e;
       }
       SH[k * H + h] = a, SL[k * H + h] = b;
     }
+  }
 }
 
-KPARITY_CLONES void split_dots4(std::int64_t H, std::int64_t D, const double* QT, const double* const* keys, double C,
+KPARITY_CLONES void split_dots4(std::int64_t H, std::int64_t D, const double* Q, const double* const* keys, double C,
                                 double* SH, double* SL) {
-  split_dots<4>(H, D, QT, keys, C, SH, SL);
+  split_dots<4>(H, D, Q, keys, C, SH, SL);
 }
-KPARITY_CLONES void split_dots1(std::int64_t H, std::int64_t D, const double* QT, const double* key, double C,
+KPARITY_CLONES void split_dots2(std::int64_t H, std::int64_t D, const double* Q, const double* const* keys, double C,
+                                double* SH, double* SL) {
+  split_dots<2>(H, D, Q, keys, C, SH, SL);
+}
+KPARITY_CLONES void split_dots1(std::int64_t H, std::int64_t D, const double* Q, const double* key, double C,
                                 double* SH, double* SL) {
   const double* keys[1] = {key};
-  split_dots<1>(H, D, QT, keys, C, SH, SL);
+  split_dots<1>(H, D, Q, keys, C, SH, SL);
 }
 
 // A lower bound of the least lsb of n values widened from a float dtype of `bits` significant bits
@@ -143,9 +148,7 @@ bool exact_dots_split(const double* Q, DType q_dtype, std::int64_t H, std::int64
   if (!(qmax * kmax * (1 + 0x1p-40) < std::ldexp(1.0, L + 93))) return false;
   const double C = 1.5 * std::ldexp(1.0, L + 94);
 
-  std::vector<double> QT(static_cast<std::size_t>(H * D)), SH(static_cast<std::size_t>(4 * H)), SL(SH.size());
-  for (std::int64_t h = 0; h < H; ++h)
-    for (std::int64_t d = 0; d < D; ++d) QT[d * H + h] = Q[h * D + d];
+  std::vector<double> SH(static_cast<std::size_t>(4 * H)), SL(SH.size());
   const double* rows = keys.rows.data();
   const auto nl = static_cast<std::int64_t>(live.size());
   for (std::int64_t g = 0; g < nl; g += 4) {
@@ -153,9 +156,14 @@ bool exact_dots_split(const double* Q, DType q_dtype, std::int64_t H, std::int64
     auto key = [&](std::int64_t i) { return rows + live[static_cast<std::size_t>(g + i)] * D; };
     if (m == 4) {
       const double* four[4] = {key(0), key(1), key(2), key(3)};
-      split_dots4(H, D, QT.data(), four, C, SH.data(), SL.data());
+      split_dots4(H, D, Q, four, C, SH.data(), SL.data());
     } else {
-      for (std::int64_t i = 0; i < m; ++i) split_dots1(H, D, QT.data(), key(i), C, SH.data() + i * H, SL.data() + i * H);
+      std::int64_t i = 0;
+      for (; i + 2 <= m; i += 2) {  // pairs of keys share one read of q
+        const double* two[2] = {key(i), key(i + 1)};
+        split_dots2(H, D, Q, two, C, SH.data() + i * H, SL.data() + i * H);
+      }
+      if (i < m) split_dots1(H, D, Q, key(i), C, SH.data() + i * H, SL.data() + i * H);
     }
     for (std::int64_t i = 0; i < m; ++i) {
       const std::int64_t j = live[static_cast<std::size_t>(g + i)];

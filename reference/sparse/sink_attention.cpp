@@ -248,6 +248,22 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
                      double* num) {
   const std::int64_t n = keys.size();
   auto exact_channel = [&](std::int64_t d) {
+    // One non-zero term among finite ones (the rest exact zeros): the sum is that product, and the
+    // product rounded once is the exact sum rounded once, tiny or not. The lanes leave such channels
+    // undecided when the product is tiny (a weight near underflow, a zero value of the top key), and
+    // the long accumulator was a tenth of a kernel-sized case (issue 25). A zero result gets its sign
+    // from zero_sum below either way.
+    if (oracle_fast_paths()) {
+      int nonzero = 0;
+      double only = 0.0;
+      bool finite = true;
+      for (std::int64_t j = 0; j < n && finite && nonzero < 2; ++j) {
+        const double v = keys.rows[j * D + d];
+        finite = std::isfinite(w[j]) && std::isfinite(v);
+        if (w[j] != 0 && v != 0) ++nonzero, only = w[j] * v;
+      }
+      if (finite && nonzero == 1) return only;
+    }
     return oracle_sum(n, [&](std::int64_t j) { return std::pair{w[j], keys.rows[j * D + d]}; });
   };
   // The sign of an exact zero sum (exact_sum.hpp): -0 iff every term is a -0 product, i.e. has a zero

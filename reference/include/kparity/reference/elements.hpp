@@ -107,7 +107,20 @@ inline void load_run(const TensorView& v, std::int64_t offset, std::int64_t stri
 }
 inline void store_run(const TensorView& v, std::int64_t offset, std::int64_t stride, std::int64_t n, const double* in) {
   require_host(v);
-  for (std::int64_t i = 0; i < n; ++i) store_at(v, offset + i * stride, in[i]);
+  switch (v.dtype) {  // one dispatch per run for the wide float dtypes (the oracle's widened outputs)
+    case DType::f32: {
+      float* p = static_cast<float*>(v.data) + offset;
+      for (std::int64_t i = 0; i < n; ++i) p[i * stride] = static_cast<float>(in[i]);
+      return;
+    }
+    case DType::f64: {
+      double* p = static_cast<double*>(v.data) + offset;
+      for (std::int64_t i = 0; i < n; ++i) p[i * stride] = in[i];
+      return;
+    }
+    default:
+      for (std::int64_t i = 0; i < n; ++i) store_at(v, offset + i * stride, in[i]);
+  }
 }
 
 // The element offset of a multi-index, bounds-checked like TensorView::load (std::out_of_range).
