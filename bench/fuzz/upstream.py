@@ -61,6 +61,17 @@ READINGS: dict[str, str] = {
                 "on purpose, it passes under tf32-dot",
     "sglang-triton-replayssm:2349da32": "precision: k_cache is stored as rt(rt(k_hat, out dtype), ring dtype) (sglang line 414), modelled "
                 "by the tf32-dot / sglang-triton profile, under which it passes",
+    # From the H200 run of 2026-12-02 06:08 (pins, every target; bench/results/upstream_2026-12-02.md).
+    "sglang-triton-replayssm-as-is:74c1fd44": "their wrapper's domain: the Triton wrapper refuses rings that are not "
+                "contiguous (kparity's contract, kda.md C.1, takes any ring strides); the laid-out target passes "
+                "contiguous copies and its numerics hold",
+    "sglang-triton-replayssm-as-is:c6a460b6": "their wrapper's domain: the Triton wrapper takes int32 "
+                "ssm_state_indices only (kparity's contract also takes int64); the laid-out target converts",
+    "fla-fused-recurrent-kda:f1ad4288": "their bug: fused_recurrent_kda never writes the final state of a sequence "
+                "without tokens (T = 0, or an empty sequence in a cu_seqlens batch): new_empty's leftovers where the "
+                "initial state (or zeros) belongs (repro_fla_fused_recurrent_kda_T0_final_state.py)",
+    "fla-fused-recurrent-kda:0ebeff8f": "their bug: the same unwritten final state of an empty sequence, seen as "
+                "NaN/Inf in the leftovers (repro_fla_fused_recurrent_kda_T0_final_state.py)",
     "sglang-triton-replayssm:a38f5b2b": "their bug (minor): the wrapper's literal stride test rejects an [HV, V, K]-contiguous state with a "
                 "size-1 dim, which .contiguous() cannot fix (repro_sglang_replayssm_size1_stride.py)",
 }
@@ -83,6 +94,10 @@ class Target:
     # sizes and dtypes held to a few shape classes, so that Triton compiles a handful of kernels
     # once and the run's time goes to cases; everything else is drawn as usual.
     pins: str = ""
+    # Shrinking re-runs the kernel on ever smaller calls, each a new compile key: for chunk_kda
+    # (tens of seconds a key) one finding's shrink outlasts the run; such a target reports the failing
+    # call as drawn, with its repro.
+    shrink: bool = True
 
 
 def _stub(name: str, **attrs: Any) -> None:
@@ -147,6 +162,11 @@ def replayssm_laid_out_domain(call: Any) -> bool | str:
 
 
 # --- compile keys: what each Triton kernel is compiled for ----------------------------------------------
+# Coarse on purpose: Triton also specialises on each pointer's 16-byte alignment and each integer
+# argument's divisibility by 16 (the first H200 run of 2026-12-02 06:08 left 2,881 files in its cache
+# for about 150 keys counted here, and the targets that saw strided and offset layouts ran 80-170
+# cases a minute against 2,000-3,000 for the one whose wrapper refuses them). The small-shape runs
+# pin layout=compact instead, which leaves the sizes below and the leading dims as the variation.
 
 def _pow2(n: int) -> int:
     return 1 << max(n - 1, 0).bit_length()
@@ -174,6 +194,9 @@ def replayssm_key(call: Any) -> tuple:
             "force_flush" in call, "lower_bound" in call.scalars)
 
 
+
+
+
 def fla_key(call: Any) -> tuple:
     # fla's KDA kernels take H, HV, K, V as constexpr (and autotune on them), the gate, beta and norm
     # options as constexpr flags, and the activation and state dtypes.
@@ -190,9 +213,9 @@ def fla_key(call: Any) -> tuple:
 # ring inside one BC = 16 tile (L = 4) and past it (L = 17, BC = 32). What stays free (dtypes the
 # kernel loads as given, flags, token counts, batches, index lists, layouts, values) is drawn as usual,
 # and each target's compile budget caps the keys that remain (flags times dtypes).
-SPARSE_PINS = "D=17|64|512"
-REPLAYSSM_PINS = "H=2,HV=4,K=32,V=32,act=bf16,state=f32,params=f32,L=4|17"
-FLA_PINS = "H=2,HV=4,K=32,V=32,act=bf16,state=f32,params=f32"
+SPARSE_PINS = "D=17|64|512,layout=compact"
+REPLAYSSM_PINS = "H=2,HV=4,K=32,V=32,act=bf16,state=f32,params=f32,L=4|17,layout=compact"
+FLA_PINS = "H=2,HV=4,K=32,V=32,act=bf16,state=f32,params=f32,layout=compact"
 
 
 # --- adapters ----------------------------------------------------------------------------------------
@@ -214,17 +237,20 @@ def triton_replayssm(mod: Any, laid_out: bool) -> Callable[..., Any]:
                 write_pos, force_flush=force_flush, lower_bound=lower_bound,
                 use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel, is_kda=True)
         # What the Triton wrapper insists on (contiguous rings, cursors and b, [HV, V, K]-contiguous
-        # state slots, int32 indices): copies, written back after the call.
-        state, rings = initial_state.contiguous(), [r.contiguous() for r in (d_cache, k_cache, g_cache)]
-        o = out.contiguous()
+        # state slots, int32 indices): fresh contiguous copies of everything, written back after the
+        # call. Fresh, not .contiguous(): a contiguous view at an odd storage offset is a misaligned
+        # pointer, for which Triton compiles the kernel again (the compile key is the shape class).
+        def fresh(t):
+            return t.clone(memory_format=torch.contiguous_format)
+        state, rings = fresh(initial_state), [fresh(r) for r in (d_cache, k_cache, g_cache)]
+        o = fresh(out)
         mod.fused_recurrent_linear_replayssm_decode(
-            mixed_qkv.contiguous(), a3, b.contiguous(), A_log.contiguous(), dt2, scale, state, *rings, o,
-            ssm_state_indices.to(torch.int32).contiguous(), write_pos.contiguous(),
-            force_flush=None if force_flush is None else force_flush.contiguous(), lower_bound=lower_bound,
+            fresh(mixed_qkv), fresh(a3), fresh(b), fresh(A_log), fresh(dt2), scale, state, *rings, o,
+            fresh(ssm_state_indices.to(torch.int32)), fresh(write_pos),
+            force_flush=None if force_flush is None else fresh(force_flush), lower_bound=lower_bound,
             use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel, is_kda=True)
         for dst, src in zip((initial_state, d_cache, k_cache, g_cache, out), (state, *rings, o)):
-            if dst.data_ptr() != src.data_ptr():
-                dst.copy_(src)
+            dst.copy_(src)
         return out, initial_state
     return replayssm_decode
 
@@ -352,7 +378,7 @@ def targets(peers: str) -> dict[str, tuple[Target, Any]]:
     out["fla-fused-recurrent-kda"] = (Target("fla-fused-recurrent-kda", "kda/recurrent", ("faithful",), "kimi-linear",
                                              "every call", None, fla_key, 24, 8, FLA_PINS), rec)
     out["fla-chunk-kda"] = (Target("fla-chunk-kda", "kda/chunk", ("faithful",), "kimi-linear", "every call", None,
-                                   fla_key, 6, 4, FLA_PINS), chk)
+                                   fla_key, 6, 4, FLA_PINS, shrink=False), chk)
     return out
 
 
@@ -399,6 +425,7 @@ class Run:
     case_timeout: float
     known: list[str] = field(default_factory=list)
     pins: str = ""
+    read_known: bool = False  # the findings READINGS classifies for the target are known
 
     @property
     def stem(self) -> str:
@@ -421,7 +448,9 @@ def run_one(r: Run) -> dict[str, Any]:
         report = check_implementation(target.op, impl, device="cpu" if r.peers == "--dry-run" else "cuda",
                                       time=r.seconds, profile=r.profile,
                                       seed=r.seed, name=target.name, supports=supports,
-                                      max_findings=r.max_findings, known=r.known or None,
+                                      max_findings=r.max_findings,
+                                      known=(r.known + (known_for(target.name) if r.read_known else [])) or None,
+                                      shrink=target.shrink,
                                       first_call_timeout=r.first_call_timeout, case_timeout=r.case_timeout,
                                       corpus=os.path.join(r.out_dir, "corpus"),
                                       report=os.path.join(r.out_dir, r.stem + ".json"), **kw)
@@ -438,6 +467,13 @@ def run_one(r: Run) -> dict[str, Any]:
 
 
 # --- the report ---------------------------------------------------------------------------------------------
+
+def known_for(target: str) -> list[str]:
+    """The finding ids READINGS classifies for this target: accepted in a run (counted as known hits,
+    never failures), so that it digs for what is not read yet instead of shrinking them again."""
+    return [what for key in READINGS for prefix, _, what in [key.partition(":")]
+            if target.startswith(prefix) and "|" not in what]
+
 
 def reading(finding: dict[str, Any], target: str) -> str:
     for key, value in READINGS.items():
@@ -504,6 +540,15 @@ def markdown(results: list[dict[str, Any]], args: argparse.Namespace, started: s
         lines.append(f"| {r['target']} | {r['profile']} | {r['shapes']} | {cell(r['domain'], 80)} | "
                      f"{'`' + r['pins'] + '`' if r.get('pins') else '-'} | {r.get('classes_seen', '?')} "
                      f"({r.get('classes', 0)}) | {r.get('seconds', 0):.0f} |")
+    hits = [(r, p["name"].split("/")[2], fid, n) for r in results if "report" in r
+            for p in r["report"].get("properties", []) for fid, n in p.get("coverage", {}).get("known_hits", {}).items()]
+    if hits:
+        lines += ["", "## Known findings met again", "",
+                  "Findings accepted up front (--known-readings: the target's READINGS; --known) or found earlier in the same property are counted, not failures: "
+                  "the calls that met one are not among the cases above.", "",
+                  "| target | profile | shapes | property | id | calls | reading |", "|---|---|---|---|---|---:|---|"]
+        lines += [f"| {r['target']} | {r['profile']} | {r['shapes']} | {kind} | `{fid}` | {n} | "
+                  f"{reading({'id': fid}, r['target'])} |" for r, kind, fid, n in hits]
     lines += ["", "## Findings", "",
               "| target | profile | shapes | property | id | class | signature | reading |",
               "|---|---|---|---|---|---|---|---|"]
@@ -575,6 +620,9 @@ def main() -> int:
     ap.add_argument("--first-call-timeout", type=float, default=240.0)
     ap.add_argument("--case-timeout", type=float, default=60.0)
     ap.add_argument("--known", nargs="*", default=[], help="finding ids or signatures to accept")
+    ap.add_argument("--known-readings", action="store_true",
+                    help="accept the findings READINGS already classifies for each target (known hits, counted and "
+                         "read in the report, not shrunk again), so that the run digs for new ones")
     ap.add_argument("--pins", default=None,
                     help="pins for every small-shape run instead of each target's own ('' for none)")
     ap.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "..", "results"),
@@ -622,7 +670,8 @@ def main() -> int:
                                 args.seconds_small if small else args.seconds_preset,
                                 args.classes_small if small else args.classes_preset, out_dir, args.peers,
                                 args.seed, args.max_findings, args.first_call_timeout, args.case_timeout, args.known,
-                                (target.pins if args.pins is None else args.pins) if small else ""))
+                                (target.pins if args.pins is None else args.pins) if small else "",
+                                args.known_readings))
     args.jobs = args.jobs or max(1, min(len(runs), os.cpu_count() or 2))
     t0 = time.time()
     ctx = mp.get_context("spawn")  # CUDA in every child, none inherited through fork

@@ -32,6 +32,8 @@ TEST(ShapePins, TextRoundTripsInAFixedKeyOrder) {
   EXPECT_EQ(parse_shape_pins(p.text(), "kda/recurrent").text(), p.text());
   EXPECT_TRUE(parse_shape_pins("", "sparse/paged_decode").empty());
   EXPECT_EQ(parse_shape_pins("D=64|512,sink=f32,dtype=f16", "sparse/paged_prefill").text(), "D=64|512,dtype=f16,sink=f32");
+  EXPECT_EQ(parse_shape_pins("layout=compact,K=16", "kda/chunk").text(), "K=16,layout=compact");
+  EXPECT_TRUE(parse_shape_pins("layout=any", "kda/chunk").empty());
 }
 
 TEST(ShapePins, BadTextNamesTheKeyOrValue) {
@@ -43,8 +45,9 @@ TEST(ShapePins, BadTextNamesTheKeyOrValue) {
     }
     return std::string("(accepted)");
   };
-  EXPECT_EQ(why("Q=1", "kda/recurrent"), "pins: unknown key 'Q' for kda/* (known: H, HV, K, V, L, act, state, params, ring)");
-  EXPECT_EQ(why("K=32", "sparse/paged_decode"), "pins: unknown key 'K' for sparse/* (known: D, H, dtype, sink)");
+  EXPECT_EQ(why("Q=1", "kda/recurrent"),
+            "pins: unknown key 'Q' for kda/* (known: H, HV, K, V, L, act, state, params, ring, layout)");
+  EXPECT_EQ(why("K=32", "sparse/paged_decode"), "pins: unknown key 'K' for sparse/* (known: D, H, dtype, sink, layout)");
   EXPECT_EQ(why("dtype=f32", "sparse/paged_decode"), "pins: dtype=f32 is not one of bf16, f16");
   EXPECT_EQ(why("K=0", "kda/recurrent"), "pins: K=0 is not a size in [1, 4096]");
   EXPECT_EQ(why("K=3x", "kda/recurrent"), "pins: K=3x is not a size in [1, 4096]");
@@ -53,6 +56,7 @@ TEST(ShapePins, BadTextNamesTheKeyOrValue) {
   EXPECT_EQ(why("H=2,HV=3", "kda/recurrent"),
             "pins: no pinned HV is a multiple of H=2 (value heads come in groups of query heads)");
   EXPECT_EQ(why("H=1", "cache/write"), "pins: no pins for cache/write");
+  EXPECT_EQ(why("layout=odd", "kda/recurrent"), "pins: layout=odd is not compact or any");
 }
 
 // Runs `cases` differential cases of `op` on the faithful reference with `pins`, calling `seen`
@@ -115,6 +119,34 @@ TEST(ShapePins, SparseCallsKeepThePinnedClassesAndVaryTheRest) {
   EXPECT_TRUE(r.outcome.passed) << r.outcome.message;
   EXPECT_EQ(widths, (std::set<I>{32, 64}));
   EXPECT_GT(tokens.size(), 2u);
+}
+
+// Every tensor of every call contiguous at offset 0 (the layouts the generators draw otherwise make
+// Triton compile again nearly every call).
+bool compact(const Call& c) {
+  for (const auto& [name, t] : c.tensors) {
+    if (!t.view().is_contiguous() || t.storage_offset() != 0) return false;
+  }
+  return true;
+}
+
+TEST(ShapePins, CompactLayoutHoldsEveryTensorContiguous) {
+  for (const char* op : {"sparse/paged_prefill", "sparse/paged_decode", "kda/recurrent", "kda/replayssm_decode",
+                         "kda/chunk"}) {
+    int calls = 0, loose = 0;
+    const ShapePins pins = parse_shape_pins("layout=compact", op);
+    const PropertyFindings r = run_pinned(op, pins, 40, [&](const Call& c) {
+      ++calls;
+      loose += compact(c) ? 0 : 1;
+    });
+    EXPECT_TRUE(r.outcome.passed) << op << ": " << r.outcome.message;
+    EXPECT_GE(calls, 40) << op;
+    EXPECT_EQ(loose, 0) << op;
+    // Without the pin the same draws are mostly not all compact (the control: the check can fail).
+    int free_loose = 0;
+    run_pinned(op, ShapePins{.family = pins.family}, 40, [&](const Call& c) { free_loose += compact(c) ? 0 : 1; });
+    EXPECT_GT(free_loose, 5) << op;
+  }
 }
 
 TEST(ShapePins, PinsOfAnotherFamilyLeaveTheCallAlone) {

@@ -11,6 +11,7 @@
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/fuzz/generators/kda_case.hpp"
 #include "kparity/fuzz/generators/kda_gen.hpp"
+#include "kparity/fuzz/generators/pins.hpp"
 
 namespace kparity::fuzz {
 namespace {
@@ -233,7 +234,8 @@ Call draw_kda_chunk(const GenConfig& cfg) {
   if (recompute == 1) c.flags["disable_recompute"] = true, notes.insert("disable_recompute");
   if (recompute == 2) c.flags["return_intermediate_states"] = true, notes.insert("return_intermediate_states");
 
-  const bool scrambled = chance(50);
+  const ShapePins* pins = pins_for(cfg, "kda");
+  const bool scrambled = chance(50) && !(pins && pins->compact);
   notes.insert(scrambled ? "tensors=scrambled" : "tensors=compact");
   c.description = std::string("kda/chunk ") + (dense ? "dense B=" + std::to_string(B) : std::string("varlen")) +
                   " T=" + std::to_string(T) + " state=" + (layout == 0 ? "K-first" : layout == 1 ? "V-first" : "transposed") +

@@ -117,6 +117,7 @@ void draw_common(KdaShape& s, const GenConfig& cfg, const KdaDrawOptions& o, Not
     s.scale = pick<double>({{4, 1.0 / std::sqrt(static_cast<double>(s.K))}, {1, 1.0}, {1, 0.0625}});
   }
   s.scrambled = o.scrambled ? *o.scrambled : chance(50);
+  if (const ShapePins* p = pins_for(cfg, "kda"); p && p->compact) s.scrambled = false;
   s.seed = *rc::gen::arbitrary<std::uint64_t>();
 
   n.add("values=" + std::string(kda_values_name(s.values)));

@@ -49,7 +49,7 @@ const std::vector<Key>& keys(std::string_view family) {
 std::string key_names(std::string_view family) {
   std::string out;
   for (const Key& k : keys(family)) out += (out.empty() ? "" : ", ") + std::string(k.name);
-  return out;
+  return out + ", layout";
 }
 
 // The dtypes each knob can take (what the kernels and the generators accept).
@@ -62,6 +62,7 @@ bool dtype_allowed(std::string_view key, DType t) {
 }  // namespace
 
 bool ShapePins::empty() const {
+  if (compact) return false;
   for (const Key& k : keys(family))
     if (k.size ? !(this->*k.sizes).empty() : !(this->*k.dtypes).empty()) return false;
   return true;
@@ -77,6 +78,7 @@ std::string ShapePins::text() const {
       for (DType t : this->*k.dtypes) values += (values.empty() ? "" : "|") + std::string(dtype_name(t));
     if (!values.empty()) out += (out.empty() ? "" : ",") + std::string(k.name) + "=" + values;
   }
+  if (compact) out += std::string(out.empty() ? "" : ",") + "layout=compact";
   return out;
 }
 
@@ -91,6 +93,12 @@ ShapePins parse_shape_pins(std::string_view text, std::string_view op) {
     if (eq == std::string_view::npos)
       throw std::invalid_argument("pins: '" + std::string(item) + "' is not key=value (e.g. K=32 or L=4|17)");
     const std::string_view name = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    if (name == "layout") {
+      if (value != "compact" && value != "any")
+        throw std::invalid_argument("pins: layout=" + std::string(value) + " is not compact or any");
+      p.compact = value == "compact";
+      continue;
+    }
     const Key* key = nullptr;
     for (const Key& k : keys(p.family))
       if (name == k.name) key = &k;

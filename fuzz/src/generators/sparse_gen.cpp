@@ -406,6 +406,7 @@ Layout Drawer::draw_layout(bool rows_tensor) {
                              {1, LayoutKind::col_strided}});
   if (l.kind == LayoutKind::padded) l.pad = pick<I>({{2, 1}, {2, 8}, {1, 64}});
   l.offset = pick<I>({{6, 0}, {1, 5}, {1, 64}});
+  if (pins_ && pins_->compact) l = Layout{};  // drawn, then dropped: the rest of the draw is unchanged
   if (l.offset) bucket("storage-offset");
   if (l.kind == LayoutKind::col_strided) bucket("col-strided");
   return l;

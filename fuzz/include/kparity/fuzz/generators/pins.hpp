@@ -16,6 +16,9 @@
 //   kda/*     H, HV, K, V (sizes; HV a multiple of H), L (ReplaySSM ring lengths),
 //             act (activations and out), state (state pool), params (A_log, dt_bias),
 //             ring (ReplaySSM d_cache and k_cache)
+//   both      layout=compact: every tensor contiguous at storage offset 0 (Triton also specialises
+//             on each pointer's 16-byte alignment and each stride's divisibility by 16: the
+//             generators' padded, permuted and offset layouts are a new compile nearly every call)
 // A pinned list replaces the generator's own choice for that knob; the first value is the simplest
 // (shrinking goes toward it). Sizes stay within what the generators draw (small: up to 64 channels,
 // D up to 512) only by convention: a pin may ask for more, and the call gets bigger.
@@ -33,6 +36,7 @@ struct ShapePins {
   std::string family;  // "sparse" or "kda"
   std::vector<std::int64_t> D, H, HV, K, V, L;
   std::vector<DType> dtype, sink, act, state, params, ring;
+  bool compact = false;  // layout=compact
 
   bool empty() const;
   // The text form, keys in a fixed order (what a repro prints).
