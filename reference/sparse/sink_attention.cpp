@@ -326,8 +326,12 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
   const std::size_t m = idx.size() + tiny_terms;
   lanes::dot2_finish(idx.size(), static_cast<std::size_t>(D), keys.rows.data(), static_cast<std::size_t>(D), idx.data(),
                      b.data(), m, tiny * (1 + 0x1p-20), num,
-                     [&](std::size_t d) { return exact_channel(static_cast<std::int64_t>(d)); });
-  // An exact zero's sign follows exact_sum.hpp's rule over every term, skipped ones included.
+                     [&](std::size_t d) { return exact_channel(static_cast<std::int64_t>(d)); }, all_regular);
+  // An exact zero's sign follows exact_sum.hpp's rule over every term, skipped ones included (first
+  // a branch-free test whether any channel is zero: usually none is).
+  bool any_zero = false;
+  for (std::int64_t d = 0; d < D; ++d) any_zero |= num[d] == 0;
+  if (!any_zero) return;
   for (std::int64_t d = 0; d < D; ++d)
     if (num[d] == 0) num[d] = zero_sum(d);
 }

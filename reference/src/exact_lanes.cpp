@@ -289,17 +289,44 @@ __attribute__((target("avx512f"), always_inline)) inline void verdict_avx512(__m
 }
 
 // dot2_certify's AVX-512 blocks: dot2_avx512's loop for 16 lanes, then certify_avx512's steps on
-// the registers. Returns the lanes done (a multiple of 16).
+// the registers. Returns the lanes done (a multiple of 16). Two shortcuts, the same values:
+// - the first term from p = -0, s = 0, T = 0 is p = h (-0 + h is h for every h), q = +0 (for a
+//   finite h; a lane with a non-finite product fails the range verdict, its values unread), so
+//   s = 0 + (0 + r) and T = 0 + (0 + |r|) are the step's own operations;
+// - InRange: the caller knows every product is an exact zero (a zero factor) or within
+//   [2^-960, 2^1000] (sink_attention.cpp's per-key test): the largest and smallest |product| are
+//   not tracked, the range verdict reduces to p being finite, as dot2's own verdict would be.
+template <bool InRange>
 __attribute__((target("avx512f"))) std::size_t dot2_certify_avx512(std::size_t n, std::size_t lanes, const double* A,
                                                                     std::size_t lda, const std::int32_t* rows,
                                                                     const double* b, double c, double extra,
                                                                     double* result, unsigned char* decided) {
   const __m512d inf = _mm512_set1_pd(INFINITY), zero = _mm512_setzero_pd();
   std::size_t l = 0;
-  for (; l + 16 <= lanes; l += 16) {
-    __m512d p0 = _mm512_set1_pd(-0.0), p1 = p0, s0 = zero, s1 = zero, T0 = zero, T1 = zero;
+  for (; l + 16 <= lanes && n > 0; l += 16) {
+    __m512d p0, p1, s0, s1, T0, T1;
     __m512d mx0 = zero, mx1 = zero, mn0 = inf, mn1 = inf;
-    for (std::size_t i = 0; i < n; ++i) {  // dot2_avx512's step, verbatim
+    {  // the first term
+      const double* a = row_of(A, lda, rows, 0) + l;
+      const __m512d bb = _mm512_set1_pd(b[0]);
+      const __m512d a0 = _mm512_loadu_pd(a), a1 = _mm512_loadu_pd(a + 8);
+      const __m512d h0 = _mm512_mul_pd(a0, bb), h1 = _mm512_mul_pd(a1, bb);
+      const __m512d r0 = _mm512_fmsub_pd(a0, bb, h0), r1 = _mm512_fmsub_pd(a1, bb, h1);
+      p0 = h0, p1 = h1;
+      s0 = _mm512_add_pd(zero, _mm512_add_pd(zero, r0)), s1 = _mm512_add_pd(zero, _mm512_add_pd(zero, r1));
+      T0 = _mm512_add_pd(zero, _mm512_add_pd(zero, _mm512_abs_pd(r0)));
+      T1 = _mm512_add_pd(zero, _mm512_add_pd(zero, _mm512_abs_pd(r1)));
+      if constexpr (!InRange) {
+        const __m512d ah0 = _mm512_abs_pd(h0), ah1 = _mm512_abs_pd(h1);
+        mx0 = ah0, mx1 = ah1;  // max(0, |h|): |h| >= 0 or NaN; a NaN shows in p below
+        if (b[0] != 0) {
+          const __mmask8 nz0 = _mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ), nz1 = _mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ);
+          mn0 = _mm512_mask_min_pd(mn0, nz0, mn0, ah0);
+          mn1 = _mm512_mask_min_pd(mn1, nz1, mn1, ah1);
+        }
+      }
+    }
+    for (std::size_t i = 1; i < n; ++i) {  // dot2_avx512's step, verbatim
       const double* a = row_of(A, lda, rows, i) + l;
       const __m512d bb = _mm512_set1_pd(b[i]);
       const __m512d a0 = _mm512_loadu_pd(a), a1 = _mm512_loadu_pd(a + 8);
@@ -314,12 +341,14 @@ __attribute__((target("avx512f"))) std::size_t dot2_certify_avx512(std::size_t n
       s1 = _mm512_add_pd(s1, _mm512_add_pd(q1, r1));
       T0 = _mm512_add_pd(T0, _mm512_add_pd(_mm512_abs_pd(q0), _mm512_abs_pd(r0)));
       T1 = _mm512_add_pd(T1, _mm512_add_pd(_mm512_abs_pd(q1), _mm512_abs_pd(r1)));
-      const __m512d ah0 = _mm512_abs_pd(h0), ah1 = _mm512_abs_pd(h1);
-      mx0 = _mm512_max_pd(mx0, ah0), mx1 = _mm512_max_pd(mx1, ah1);
-      if (b[i] != 0) {
-        const __mmask8 nz0 = _mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ), nz1 = _mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ);
-        mn0 = _mm512_mask_min_pd(mn0, nz0, mn0, ah0);
-        mn1 = _mm512_mask_min_pd(mn1, nz1, mn1, ah1);
+      if constexpr (!InRange) {
+        const __m512d ah0 = _mm512_abs_pd(h0), ah1 = _mm512_abs_pd(h1);
+        mx0 = _mm512_max_pd(mx0, ah0), mx1 = _mm512_max_pd(mx1, ah1);
+        if (b[i] != 0) {
+          const __mmask8 nz0 = _mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ), nz1 = _mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ);
+          mn0 = _mm512_mask_min_pd(mn0, nz0, mn0, ah0);
+          mn1 = _mm512_mask_min_pd(mn1, nz1, mn1, ah1);
+        }
       }
     }
     verdict_avx512(p0, s0, T0, mx0, mn0, c, extra, result + l, decided + l);
@@ -354,13 +383,16 @@ void certify(std::size_t lanes, const double* p, const double* s, const double* 
   certify_scalar(done, lanes, p, s, T, ok, c, extra, result, decided);
 }
 
-void dot2_certify(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
-                  const double* b, std::size_t m, double extra, double* result, unsigned char* decided) noexcept {
+std::size_t dot2_certify(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
+                         const double* b, std::size_t m, double extra, double* result, unsigned char* decided,
+                         bool in_range) noexcept {
   std::size_t done = 0;
 #ifdef KPARITY_LANES_X86
-  if (m > 0 && m < (std::size_t{1} << 30) && active().load(std::memory_order_relaxed) == kAvx512)
-    done = dot2_certify_avx512(n, lanes, A, lda, rows, b, 2.0 * static_cast<double>(m + 1) * 0x1p-53, extra, result,
-                               decided);
+  if (m > 0 && m < (std::size_t{1} << 30) && active().load(std::memory_order_relaxed) == kAvx512) {
+    const double c = 2.0 * static_cast<double>(m + 1) * 0x1p-53;
+    done = in_range ? dot2_certify_avx512<true>(n, lanes, A, lda, rows, b, c, extra, result, decided)
+                    : dot2_certify_avx512<false>(n, lanes, A, lda, rows, b, c, extra, result, decided);
+  }
 #endif
   // The rest (other kernels, the last lanes) through dot2 and certify, a bounded chunk at a time.
   constexpr std::size_t kChunk = 64;
@@ -372,6 +404,9 @@ void dot2_certify(std::size_t n, std::size_t lanes, const double* A, std::size_t
     dot2(n, k, A + l, lda, rows, b, p, s, T, ok);
     certify(k, p, s, T, ok, m, extra, result + l, decided + l);
   }
+  std::size_t decided_count = 0;  // a branch-free count (the lanes are usually all decided)
+  for (std::size_t l = 0; l < lanes; ++l) decided_count += decided[l];
+  return lanes - decided_count;
 }
 
 void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,

@@ -85,15 +85,18 @@ void finish_lanes(std::size_t lanes, const double* p, const double* s, const dou
 // plus `extra`, in one pass: each block of lanes keeps p, s, T in registers from its first term to
 // its verdict (issue 25: a sparse head's P.V at D = 512 with one or two keys spent more time storing
 // and reloading p, s, T and ok than summing). The same operations on the same values as dot2 then
-// certify: the same result[l] and decided[l].
-void dot2_certify(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
-                  const double* b, std::size_t m, double extra, double* result, unsigned char* decided) noexcept;
+// certify: the same result[l] and decided[l]; returns how many lanes are undecided. in_range: a promise that every product a * b[i] is an
+// exact zero (a zero factor) or of magnitude in [2^-960, 2^1000] (what dot2's range verdict tests),
+// which lets the kernel skip that test; the results are the same as without it.
+std::size_t dot2_certify(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
+                         const double* b, std::size_t m, double extra, double* result, unsigned char* decided,
+                         bool in_range = false) noexcept;
 
 // finish_lanes() of a fresh dot2 over the n terms: out[l] is exact_sum_of_products' result of lane l
 // (fallback(l) where the certificate cannot decide), with the test-only fault of finish_lanes.
 template <class Fallback>
 void dot2_finish(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
-                 const double* b, std::size_t m, double extra, double* out, Fallback&& fallback) {
+                 const double* b, std::size_t m, double extra, double* out, Fallback&& fallback, bool in_range = false) {
   if (planted_fault() == PlantedFault::oracle_lanes_uncompensated) [[unlikely]] {
     std::vector<double> p(lanes, -0.0), s(lanes, 0.0), T(lanes, 0.0);
     std::vector<unsigned char> ok(lanes, 1);
@@ -101,9 +104,10 @@ void dot2_finish(std::size_t n, std::size_t lanes, const double* A, std::size_t 
     finish_lanes(lanes, p.data(), s.data(), T.data(), ok.data(), m, extra, out, fallback);
     return;
   }
-  thread_local std::vector<unsigned char> decided;
-  decided.resize(lanes);
-  dot2_certify(n, lanes, A, lda, rows, b, m, extra, out, decided.data());
+  thread_local std::vector<unsigned char> decided_lanes;
+  decided_lanes.resize(lanes);
+  unsigned char* decided = decided_lanes.data();
+  if (dot2_certify(n, lanes, A, lda, rows, b, m, extra, out, decided, in_range) == 0) return;
   for (std::size_t l = 0; l < lanes; ++l)
     if (!decided[l]) out[l] = fallback(l);
 }
