@@ -42,15 +42,28 @@ inline void st(const TensorView& t, std::initializer_list<std::int64_t> i, doubl
 }
 
 // One value head's state [.., V, K] at (n, hv) of a 4-D view, transposed into ST[c * V + j], and
-// back (stores round once into the dtype, as st() does); bounds-checked once (elements.hpp).
+// back (stores round once into the dtype, as st() does); bounds-checked once (elements.hpp). Eight
+// rows j at a time through load_run/store_run (one dtype dispatch a row, vectorised widenings), the
+// transposition in 8 x K tiles so that each write of ST fills one cache line: element by element,
+// with V * 8-byte strides between writes, these two were half of the packed-decode oracle at
+// kernel-sized shapes (issue 25).
+inline constexpr std::int64_t kStateTile = 8;
+
 template <class R>
 void load_state_T(const TensorView& t, std::int64_t n, std::int64_t hv, std::int64_t V, std::int64_t K, std::vector<R>& ST) {
   elements::require_host(t);
   if (V == 0 || K == 0) return;
   const std::int64_t base = elements::offset_of(t, {n, hv, std::int64_t{0}, std::int64_t{0}});
   if (t.size(2) != V || t.size(3) != K) throw std::out_of_range("state view smaller than V x K");
-  for (std::int64_t j = 0; j < V; ++j)
-    for (std::int64_t c = 0; c < K; ++c) ST[c * V + j] = static_cast<R>(elements::load_at(t, base + j * t.strides[2] + c * t.strides[3]));
+  thread_local std::vector<double> tile;
+  tile.resize(static_cast<std::size_t>(kStateTile * K));
+  for (std::int64_t j0 = 0; j0 < V; j0 += kStateTile) {
+    const std::int64_t rows = std::min(kStateTile, V - j0);
+    for (std::int64_t r = 0; r < rows; ++r)
+      elements::load_run(t, base + (j0 + r) * t.strides[2], t.strides[3], K, tile.data() + r * K);
+    for (std::int64_t c = 0; c < K; ++c)
+      for (std::int64_t r = 0; r < rows; ++r) ST[c * V + j0 + r] = static_cast<R>(tile[r * K + c]);
+  }
 }
 template <class R>
 void store_state_T(const TensorView& t, std::int64_t n, std::int64_t hv, std::int64_t V, std::int64_t K, const std::vector<R>& ST) {
@@ -58,9 +71,15 @@ void store_state_T(const TensorView& t, std::int64_t n, std::int64_t hv, std::in
   if (V == 0 || K == 0) return;
   const std::int64_t base = elements::offset_of(t, {n, hv, std::int64_t{0}, std::int64_t{0}});
   if (t.size(2) != V || t.size(3) != K) throw std::out_of_range("state view smaller than V x K");
-  for (std::int64_t j = 0; j < V; ++j)
+  thread_local std::vector<double> tile;
+  tile.resize(static_cast<std::size_t>(kStateTile * K));
+  for (std::int64_t j0 = 0; j0 < V; j0 += kStateTile) {
+    const std::int64_t rows = std::min(kStateTile, V - j0);
     for (std::int64_t c = 0; c < K; ++c)
-      elements::store_at(t, base + j * t.strides[2] + c * t.strides[3], static_cast<double>(ST[c * V + j]));
+      for (std::int64_t r = 0; r < rows; ++r) tile[r * K + c] = static_cast<double>(ST[c * V + j0 + r]);
+    for (std::int64_t r = 0; r < rows; ++r)
+      elements::store_run(t, base + (j0 + r) * t.strides[2], t.strides[3], K, tile.data() + r * K);
+  }
 }
 
 // Host scalars (scale, lower_bound) reach the kernels as fp32 constants.
