@@ -150,7 +150,7 @@ void scan_narrow(std::int64_t n, const double* x, int bits, int min_lsb, int& ls
 }  // namespace
 
 bool exact_dots_split(const double* Q, DType q_dtype, std::int64_t H, std::int64_t D, const TokenKeys& keys,
-                      const RowStats& rs, std::vector<double>& hi, std::vector<double>& lo) {
+                      const RowStats& rs, std::vector<double>& hi, std::vector<double>& lo, const std::int64_t* same) {
   const std::int64_t n = keys.size();
   if (D > 2048 || H == 0 || n == 0) return false;
   // One pass over q: the non-finite values, max |q|, a lower bound of the least lsb. Widened 16-bit
@@ -174,17 +174,27 @@ bool exact_dots_split(const double* Q, DType q_dtype, std::int64_t H, std::int64
   std::vector<std::int64_t> live;
   int k_lsb = kNoLsb;
   double kmax = 0;
+  std::vector<std::int64_t> repeats;  // finite keys of a row an earlier key read: copied at the end
   for (std::int64_t j = 0; j < n; ++j) {
     if (!rs.finite[j]) continue;
     if (!rs.shortv[j]) return false;
+    if (same != nullptr && same[j] != j) {
+      repeats.push_back(j);
+      continue;
+    }
     live.push_back(j);
     k_lsb = std::min(k_lsb, rs.lsb[j]), kmax = std::max(kmax, rs.abssum[j]);
   }
   hi.assign(static_cast<std::size_t>(H * n), std::numeric_limits<double>::quiet_NaN());
   lo.assign(hi.size(), std::numeric_limits<double>::quiet_NaN());
+  auto copy_repeats = [&] {
+    for (std::int64_t j : repeats)
+      for (std::int64_t h = 0; h < H; ++h) hi[h * n + j] = hi[h * n + same[j]], lo[h * n + j] = lo[h * n + same[j]];
+  };
   if (q_lsb == kNoLsb || k_lsb == kNoLsb) {  // every product with a finite key is +-0
     for (std::int64_t j : live)
       for (std::int64_t h = 0; h < H; ++h) hi[h * n + j] = lo[h * n + j] = 0.0;
+    copy_repeats();
     return true;
   }
   const int L = q_lsb + k_lsb;
@@ -219,6 +229,7 @@ bool exact_dots_split(const double* Q, DType q_dtype, std::int64_t H, std::int64
       }
     }
   }
+  copy_repeats();
   return true;
 }
 

@@ -36,7 +36,10 @@ bool short_value(double x) noexcept;
 // q_dtype: the dtype q was widened from (bf16, f16 and f32 values are short by construction, and
 // a lower bound of their least lsb follows from their exponents; any L below the true least lsb
 // keeps the argument above, with less headroom).
+// same (optional, same_rows' answer): a key read from the same row as an earlier one gets that key's
+// parts without a sum of its own.
 bool exact_dots_split(const double* Q, DType q_dtype, std::int64_t H, std::int64_t D, const TokenKeys& keys,
-                      const RowStats& rs, std::vector<double>& hi, std::vector<double>& lo);
+                      const RowStats& rs, std::vector<double>& hi, std::vector<double>& lo,
+                      const std::int64_t* same = nullptr);
 
 }  // namespace kparity::reference::sparse::detail

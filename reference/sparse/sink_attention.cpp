@@ -10,11 +10,14 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "exact_logits.hpp"
@@ -244,8 +247,8 @@ struct HeadDots {
 // (exact_lanes.hpp) for the keys whose products are all in the transformations' range, a bound for
 // keys whose products are all tiny, exact_sum_of_products for the rest (and for every channel when a
 // key falls between, a weight or value is not finite, or the fast paths are off).
-void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vector<double>& w, std::int64_t D,
-                     double* num) {
+void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vector<std::int64_t>& same,
+                     const std::vector<double>& w, std::int64_t D, double* num) {
   const std::int64_t n = keys.size();
   auto exact_channel = [&](std::int64_t d) {
     // One non-zero term among finite ones (the rest exact zeros): the sum is that product, and the
@@ -283,10 +286,28 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
   thread_local std::vector<std::int32_t> idx;
   thread_local std::vector<double> b;
   idx.clear(), b.clear();
+  // Keys read from the same row with the same weight (same: same_rows' answer): one term with their multiplicity
+  // k, the weight k * w as an exact sum hi + lo of doubles (TwoProduct; 2 * w alone for k = 2), so the
+  // lanes sum the same real number with fewer terms; a key left on its own otherwise.
+  thread_local std::vector<std::int64_t> count;
+  if (fast) {
+    count.assign(static_cast<std::size_t>(n), 0);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::int64_t g = same[j];
+      ++count[g != j && std::bit_cast<std::uint64_t>(w[j]) == std::bit_cast<std::uint64_t>(w[g]) ? g : j];
+    }
+  }
   double tiny = 0.0;
   std::size_t tiny_terms = 0;
-  bool all_regular = true;  // every key in the lanes has every product in the transformations' range
+  bool all_regular = true;  // every term in the lanes has every product in the transformations' range
+  auto lane_term = [&](std::int64_t j, double bj) {
+    all_regular = all_regular && rs.finite[j] && bj * rs.absmin[j] >= 0x1p-959 && bj * rs.absmax[j] <= 0x1p999;
+    idx.push_back(static_cast<std::int32_t>(j));
+    b.push_back(bj);
+  };
   for (std::int64_t j = 0; j < n && fast; ++j) {
+    const std::int64_t k = count[j];
+    if (k == 0) continue;  // counted with the first key of its row
     const double wj = w[j];
     if (!std::isfinite(wj)) {
       fast = false;
@@ -294,15 +315,24 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
       continue;  // +-0 products with a zero factor: exact zeros
     } else if (rs.finite[j] && wj * rs.absmax[j] < 0x1p-961) {
       // Every product of the key below 2^-960: left out, bounded as exact_sum_of_products does.
-      tiny += wj * rs.absmax[j] * (1 + 0x1p-52) + 0x1p-1074;
-      ++tiny_terms;
+      for (std::int64_t c = 0; c < k; ++c) tiny += wj * rs.absmax[j] * (1 + 0x1p-52) + 0x1p-1074;
+      tiny_terms += static_cast<std::size_t>(k);
     } else {
       // In the lanes. A key whose products are not all in range (a non-finite value, a weight
       // between the tiny and the regular ones) is too: the kernels find the lanes it leaves out of
       // range, and only those are summed again exactly.
-      all_regular = all_regular && rs.finite[j] && wj * rs.absmin[j] >= 0x1p-959 && wj * rs.absmax[j] <= 0x1p999;
-      idx.push_back(static_cast<std::int32_t>(j));
-      b.push_back(wj);
+      const double hi = static_cast<double>(k) * wj;
+      if (k == 1) {
+        lane_term(j, wj);
+      } else if (std::isfinite(hi) && std::fabs(hi) >= 0x1p-900 && rs.finite[j]) {
+        // k * w = hi + lo exactly (k an integer, no underflow: the product's error is a multiple of
+        // w's last place, representable); k = 2 gives lo = 0.
+        const double lo = std::fma(static_cast<double>(k), wj, -hi);
+        lane_term(j, hi);
+        if (lo != 0) lane_term(j, lo);
+      } else {
+        for (std::int64_t c = 0; c < k; ++c) lane_term(j, wj);
+      }
     }
   }
   if (!fast) {
@@ -343,7 +373,9 @@ void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys
   load_q(a, t, Q);
   RowStats rs;
   rs.compute(keys);
-  const bool split = oracle_fast_paths() && exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi, lo);
+  std::vector<std::int64_t> same;
+  same_rows(keys, same);
+  const bool split = oracle_fast_paths() && exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi, lo, same.data());
   HeadDots dots;
   for (std::int64_t h = 0; h < H; ++h) {
     dots.qrow = Q.data() + h * D;
@@ -398,7 +430,7 @@ void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys
               return j < n ? std::pair{w[j], keys.rows[j * D + d]} : std::pair{w_sink, 1.0};
             });
         } else {
-          weighted_values(keys, rs, w, D, result.data());
+          weighted_values(keys, rs, same, w, D, result.data());
         }
         const double denom = std::max(Z, 1e-30);
         for (std::int64_t d = 0; d < D; ++d) result[d] = result[d] / denom;
@@ -449,8 +481,32 @@ void TokenKeys::append(const TensorView& src, std::int64_t r, bool shift) {
                             std::to_string(src.size(0)) + " rows");
   const std::size_t at = rows.size();
   rows.resize(at + static_cast<std::size_t>(D));
-  if (D > 0) elements::load_run(src, elements::offset_of(src, {r, std::int64_t{0}}), src.strides[1], D, rows.data() + at);
+  const std::int64_t offset = D > 0 ? elements::offset_of(src, {r, std::int64_t{0}}) : 0;
+  if (D > 0) elements::load_run(src, offset, src.strides[1], D, rows.data() + at);
   shifted.push_back(shift ? 1 : 0);
+  origin.push_back({static_cast<const std::byte*>(src.data) + offset * elements::bytes_of(src.dtype), src.strides[1], src.dtype});
+}
+
+void same_rows(const TokenKeys& keys, std::vector<std::int64_t>& same) {
+  const std::int64_t n = keys.size();
+  same.resize(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) same[j] = j;
+  if (static_cast<std::int64_t>(keys.origin.size()) != n || n < 2 || keys.D == 0) return;
+  // Sorted by origin, then index: each run of equal origins and flags points at its first index.
+  thread_local std::vector<std::int64_t> order;
+  order.resize(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) order[j] = j;
+  auto key = [&](std::int64_t j) {
+    const TokenKeys::Origin& o = keys.origin[j];
+    return std::tuple{reinterpret_cast<std::uintptr_t>(o.at), o.stride, static_cast<int>(o.dtype), keys.shifted[j], j};
+  };
+  std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return key(a) < key(b); });
+  for (std::int64_t i = 1; i < n; ++i) {
+    const std::int64_t a = order[i - 1], b = order[i];
+    const TokenKeys::Origin &oa = keys.origin[a], &ob = keys.origin[b];
+    if (oa.at == ob.at && oa.stride == ob.stride && oa.dtype == ob.dtype && keys.shifted[a] == keys.shifted[b])
+      same[b] = same[a];
+  }
 }
 
 Span csr_span(const TensorView& indptr, const TensorView& indices, std::int64_t t) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "kparity/core/dtype.hpp"
 #include "kparity/core/tensor_view.hpp"
 #include "kparity/reference/precision.hpp"
 
@@ -15,11 +16,27 @@ struct TokenKeys {
   std::int64_t D = 0;
   std::vector<double> rows;           // n x D, row-major
   std::vector<unsigned char> shifted;  // 1 for extend rows: they carry replicated_logit_shift
+  // Where each row was read (its first element's address, the source's inner stride and dtype):
+  // keys with the same origin and shift flag hold the same values (same_rows below). Filled by
+  // append(); keys assembled otherwise have no origins and count as distinct.
+  struct Origin {
+    const void* at = nullptr;
+    std::int64_t stride = 0;
+    DType dtype = DType::f32;
+  };
+  std::vector<Origin> origin;
   std::int64_t size() const noexcept { return static_cast<std::int64_t>(shifted.size()); }
-  void clear() { rows.clear(); shifted.clear(); }
+  void clear() { rows.clear(); shifted.clear(); origin.clear(); }
   // Appends row `r` of a [rows, D] view; throws std::out_of_range outside [0, rows).
   void append(const TensorView& src, std::int64_t r, bool shift);
 };
+
+// same[j]: the first key of the token read from the same row as key j with the same shift flag (j
+// itself when there is none, and for every key without an origin). A token's list names rows more
+// than once (duplicate entries, overlapping spans after a rewind): on the kernel tier's calls two
+// thirds to four fifths of the keys' (head, channel) terms were repeats (issue 25), and the oracle
+// sums a repeated key's terms once with their multiplicity.
+void same_rows(const TokenKeys& keys, std::vector<std::int64_t>& same);
 
 // What every head of a token reads of its keys, computed once per token (issue 25): per row, whether
 // all its values are finite, the lowest set bit (exact_sum.hpp's lsb_exponent), max |v|, the least
