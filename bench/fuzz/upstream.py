@@ -426,10 +426,12 @@ class Run:
     known: list[str] = field(default_factory=list)
     pins: str = ""
     read_known: bool = False  # the findings READINGS classifies for the target are known
+    properties: tuple[str, ...] = ()  # kinds to run (empty: check_implementation's default three)
 
     @property
     def stem(self) -> str:
-        return f"{self.target}.{self.profile}.{self.shapes}"
+        kinds = "" if not self.properties or len(self.properties) > 1 else "." + self.properties[0]
+        return f"{self.target}.{self.profile}.{self.shapes}{kinds}"
 
 
 def run_one(r: Run) -> dict[str, Any]:
@@ -450,7 +452,7 @@ def run_one(r: Run) -> dict[str, Any]:
                                       seed=r.seed, name=target.name, supports=supports,
                                       max_findings=r.max_findings,
                                       known=(r.known + (known_for(target.name) if r.read_known else [])) or None,
-                                      shrink=target.shrink,
+                                      shrink=target.shrink, properties=list(r.properties) or None,
                                       first_call_timeout=r.first_call_timeout, case_timeout=r.case_timeout,
                                       corpus=os.path.join(r.out_dir, "corpus"),
                                       report=os.path.join(r.out_dir, r.stem + ".json"), **kw)
@@ -580,9 +582,9 @@ def render(args: argparse.Namespace) -> int:
     results = []
     for f in sorted(os.listdir(args.render)):
         parts = f.rsplit(".", 1)[0].split(".")
-        if not f.endswith(".json") or len(parts) != 3:
+        if not f.endswith(".json") or len(parts) not in (3, 4):
             continue
-        target, profile, shapes = parts
+        target, profile, shapes = parts[:3]
         rep = json.load(open(os.path.join(args.render, f)))
         props = rep.get("properties") or [{"name": "?/?"}]
         results.append({"run": f"{target} {profile} {shapes}", "target": target, "profile": profile, "shapes": shapes,
@@ -593,6 +595,7 @@ def render(args: argparse.Namespace) -> int:
     text = text.replace("; 0 s wall for", "; rendered by --render from the per-run reports of an interrupted run:",
                         1)
     path = os.path.join(args.results or args.render, f"upstream_{started.split()[0]}.md")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write(text)
     print(path)
@@ -620,6 +623,11 @@ def main() -> int:
     ap.add_argument("--first-call-timeout", type=float, default=240.0)
     ap.add_argument("--case-timeout", type=float, default=60.0)
     ap.add_argument("--known", nargs="*", default=[], help="finding ids or signatures to accept")
+    ap.add_argument("--properties", nargs="*", default=[], choices=["differential", "differential-special-values",
+                                                                     "deterministic"],
+                    help="the property kinds to run (default: check_implementation's three)")
+    ap.add_argument("--split-properties", action="store_true",
+                    help="each property kind in its own process (each with the whole --budget)")
     ap.add_argument("--known-readings", action="store_true",
                     help="accept the findings READINGS already classifies for each target (known hits, counted and "
                          "read in the report, not shrunk again), so that the run digs for new ones")
@@ -664,14 +672,16 @@ def main() -> int:
         for profile in target.profiles:
             if args.profiles and profile not in args.profiles:
                 continue
-            for shapes in args.shapes:
+            for shapes, kinds in [(sh, k) for sh in args.shapes
+                                  for k in ([(p,) for p in args.properties] if args.split_properties
+                                            else [tuple(args.properties)])]:
                 small = shapes == "small"
                 runs.append(Run(name, profile, "small" if small else target.preset,
                                 args.seconds_small if small else args.seconds_preset,
                                 args.classes_small if small else args.classes_preset, out_dir, args.peers,
                                 args.seed, args.max_findings, args.first_call_timeout, args.case_timeout, args.known,
                                 (target.pins if args.pins is None else args.pins) if small else "",
-                                args.known_readings))
+                                args.known_readings, kinds))
     args.jobs = args.jobs or max(1, min(len(runs), os.cpu_count() or 2))
     t0 = time.time()
     ctx = mp.get_context("spawn")  # CUDA in every child, none inherited through fork
