@@ -247,6 +247,15 @@ struct HeadDots {
 // (exact_lanes.hpp) for the keys whose products are all in the transformations' range, a bound for
 // keys whose products are all tiny, exact_sum_of_products for the rest (and for every channel when a
 // key falls between, a weight or value is not finite, or the fast paths are off).
+// Whether some x[d] is +-0: the test on the bits (x << 1 == 0), which the compiler vectorises (it
+// keeps a floating-point comparison loop scalar; per channel of every head that loop was a third of
+// weighted_values' own time).
+bool any_zero(const double* x, std::int64_t n) {
+  std::uint64_t zero = 0;
+  for (std::int64_t d = 0; d < n; ++d) zero |= static_cast<std::uint64_t>((std::bit_cast<std::uint64_t>(x[d]) << 1) == 0);
+  return zero != 0;
+}
+
 void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vector<std::int64_t>& same,
                      const std::vector<double>& w, std::int64_t D, double* num) {
   const std::int64_t n = keys.size();
@@ -255,7 +264,7 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
     // product rounded once is the exact sum rounded once, tiny or not. The lanes leave such channels
     // undecided when the product is tiny (a weight near underflow, a zero value of the top key), and
     // the long accumulator was a tenth of a kernel-sized case (issue 25). A zero result gets its sign
-    // from zero_sum below either way.
+    // from zero_signs below either way.
     if (oracle_fast_paths()) {
       int nonzero = 0;
       double only = 0.0;
@@ -270,13 +279,28 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
     return oracle_sum(n, [&](std::int64_t j) { return std::pair{w[j], keys.rows[j * D + d]}; });
   };
   // The sign of an exact zero sum (exact_sum.hpp): -0 iff every term is a -0 product, i.e. has a zero
-  // factor and factors of opposite signs. (Terms skipped below as exact zeros count too.)
-  auto zero_sum = [&](std::int64_t d) {
-    for (std::int64_t j = 0; j < n; ++j) {
-      const double v = keys.rows[j * D + d];
-      if (!((w[j] == 0 || v == 0) && std::signbit(w[j]) != std::signbit(v))) return 0.0;
+  // factor and factors of opposite signs. (Terms skipped below as exact zeros count too.) For every
+  // channel d with num[d] == 0 at once, key by key along the key's row, until every such channel
+  // has met a term that is not a -0 product (usually the first key decides them all).
+  auto zero_signs = [&] {
+    thread_local std::vector<std::int64_t> zc;
+    thread_local std::vector<unsigned char> neg;
+    zc.clear();
+    for (std::int64_t d = 0; d < D; ++d)
+      if (num[d] == 0) zc.push_back(d);
+    neg.assign(zc.size(), 1);
+    std::size_t open = zc.size();
+    for (std::int64_t j = 0; j < n && open > 0; ++j) {
+      const double wj = w[j];
+      const bool wz = wj == 0, ws = std::signbit(wj);
+      const double* row = keys.rows.data() + j * D;
+      for (std::size_t i = 0; i < zc.size(); ++i) {
+        if (!neg[i]) continue;
+        const double v = row[zc[i]];
+        if (!((wz || v == 0) && ws != std::signbit(v))) neg[i] = 0, --open;
+      }
     }
-    return -0.0;
+    for (std::size_t i = 0; i < zc.size(); ++i) num[zc[i]] = neg[i] ? -0.0 : 0.0;
   };
   if (n == 0) {  // the empty sum is +0 (exact_sum.hpp)
     std::fill(num, num + D, 0.0);
@@ -340,16 +364,15 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
     return;
   }
   if (idx.empty() && tiny_terms == 0) {  // every term an exact zero (a weight that underflowed, a zero row)
-    for (std::int64_t d = 0; d < D; ++d) num[d] = zero_sum(d);
+    std::fill(num, num + D, 0.0);
+    zero_signs();
     return;
   }
   if (idx.size() == 1 && tiny_terms == 0 && all_regular) {
     // One term: its product rounded once is the exact sum (zeros again by the rule below).
     const double* v = keys.rows.data() + static_cast<std::int64_t>(idx[0]) * D;
-    for (std::int64_t d = 0; d < D; ++d) {
-      num[d] = b[0] * v[d];
-      if (num[d] == 0) num[d] = zero_sum(d);
-    }
+    for (std::int64_t d = 0; d < D; ++d) num[d] = b[0] * v[d];
+    if (any_zero(num, D)) zero_signs();
     return;
   }
   // The lanes' sums and their certificates in one pass (exact_lanes.hpp dot2_finish).
@@ -359,11 +382,7 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
                      [&](std::size_t d) { return exact_channel(static_cast<std::int64_t>(d)); }, all_regular);
   // An exact zero's sign follows exact_sum.hpp's rule over every term, skipped ones included (first
   // a branch-free test whether any channel is zero: usually none is).
-  bool any_zero = false;
-  for (std::int64_t d = 0; d < D; ++d) any_zero |= num[d] == 0;
-  if (!any_zero) return;
-  for (std::int64_t d = 0; d < D; ++d)
-    if (num[d] == 0) num[d] = zero_sum(d);
+  if (any_zero(num, D)) zero_signs();
 }
 
 void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
@@ -371,10 +390,10 @@ void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys
   const double scale = a.softmax_scale, shift = a.shift;
   std::vector<double> Q, result(D), s(n), x(n), hi, lo;
   load_q(a, t, Q);
-  RowStats rs;
-  rs.compute(keys);
   std::vector<std::int64_t> same;
   same_rows(keys, same);
+  RowStats rs;
+  rs.compute(keys, same.data());
   const bool split = oracle_fast_paths() && exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi, lo, same.data());
   HeadDots dots;
   for (std::int64_t h = 0; h < H; ++h) {
@@ -445,12 +464,19 @@ void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys
 
 }  // namespace
 
-void RowStats::compute(const TokenKeys& k) {
+void RowStats::compute(const TokenKeys& k, const std::int64_t* same) {
   const std::int64_t n = k.size(), D = k.D;
   special_at.resize(n);
   finite.assign(n, 1), shortv.assign(n, 1), lsb.assign(n, kNoLsb), absmax.assign(n, 0.0), absmin.assign(n, INFINITY), abssum.assign(n, 0.0);
   all_finite = all_short = true;
   for (std::int64_t j = 0; j < n; ++j) {
+    if (same != nullptr && same[j] != j) {  // the same row as an earlier key: its statistics
+      const std::int64_t g = same[j];
+      special_at[j] = special_at[g];
+      finite[j] = finite[g], shortv[j] = shortv[g], lsb[j] = lsb[g], absmax[j] = absmax[g], absmin[j] = absmin[g];
+      abssum[j] = abssum[g];
+      continue;
+    }
     const double* row = k.rows.data() + j * D;
     double mx = 0, mn = INFINITY, sum = 0;
     int l = kNoLsb;

@@ -49,7 +49,8 @@ struct RowStats {
   std::vector<double> absmax, absmin, abssum;
   std::vector<std::vector<std::int64_t>> special_at;  // a row holding non-finite values: their positions
   bool all_finite = true, all_short = true;
-  void compute(const TokenKeys& k);
+  // same (optional, same_rows' answer): a key of an earlier key's row copies that key's statistics.
+  void compute(const TokenKeys& k, const std::int64_t* same = nullptr);
 };
 
 // exp (prefill) or exp2 with log2(e) folded into the scale and sink (decode, F.0 item 4). Only the

@@ -80,6 +80,18 @@ inline void store_at(const TensorView& v, std::int64_t offset, double x) noexcep
 void widen_f16_run(const std::uint16_t* src, std::int64_t n, double* out) noexcept;
 void widen_bf16_run(const std::uint16_t* src, std::int64_t n, double* out) noexcept;
 
+// A strided run of 16-bit floats: gathered into a contiguous block, then widened as one.
+inline void widen_strided(const std::uint16_t* p, std::int64_t stride, std::int64_t n, double* out,
+                          void (*widen)(const std::uint16_t*, std::int64_t, double*) noexcept) {
+  constexpr std::int64_t kBlock = 256;
+  std::uint16_t block[kBlock];
+  for (std::int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const std::int64_t k = n - i0 < kBlock ? n - i0 : kBlock;
+    for (std::int64_t i = 0; i < k; ++i) block[i] = p[(i0 + i) * stride];
+    widen(block, k, out + i0);
+  }
+}
+
 // n elements from `offset` on, `stride` apart, into out[0..n).
 inline void load_run(const TensorView& v, std::int64_t offset, std::int64_t stride, std::int64_t n, double* out) {
   require_host(v);
@@ -92,13 +104,13 @@ inline void load_run(const TensorView& v, std::int64_t offset, std::int64_t stri
     case DType::bf16: {
       const std::uint16_t* p = static_cast<const std::uint16_t*>(v.data) + offset;
       if (stride == 1) return widen_bf16_run(p, n, out);
-      for (std::int64_t i = 0; i < n; ++i) out[i] = widen_bf16(p[i * stride]);
+      return widen_strided(p, stride, n, out, widen_bf16_run);
       return;
     }
     case DType::f16: {
       const std::uint16_t* p = static_cast<const std::uint16_t*>(v.data) + offset;
       if (stride == 1) return widen_f16_run(p, n, out);
-      for (std::int64_t i = 0; i < n; ++i) out[i] = widen_f16(p[i * stride]);
+      return widen_strided(p, stride, n, out, widen_f16_run);
       return;
     }
     default:
