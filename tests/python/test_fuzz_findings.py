@@ -223,3 +223,23 @@ def test_pins_misuse_is_reported(tmp_path) -> None:
         run("kda/recurrent", impls.recurrent, tmp_path, pins={"K": 32}, preset="kimi-linear", cases=2)
     with pytest.raises(TypeError, match="takes sizes"):
         run("kda/recurrent", impls.recurrent, tmp_path, pins={"K": 3.5}, cases=2)
+
+
+def test_an_int_scalar_reaches_the_implementation_as_an_int(tmp_path) -> None:
+    # fla's chunk_kda calls chunk_size.bit_length(): the host sends scalars as floats, and one whose
+    # upstream default is an int must arrive as an int (found on the H200, 2026-12-02: every chunk_kda
+    # call with chunk_size crashed with "'float' object has no attribute 'bit_length'").
+    import kparity
+    seen = []
+
+    def chunk_kda(q, k, v, g=None, beta=None, scale=None, initial_state=None, output_final_state=False,
+                  use_qk_l2norm_in_kernel=False, cu_seqlens=None, **kw):
+        if "chunk_size" in kw:
+            seen.append(kw["chunk_size"].bit_length())
+        r = kparity.kda.chunk.reference(q, k, v, g, beta, scale=scale, initial_state=initial_state,
+                                        output_final_state=output_final_state, cu_seqlens=cu_seqlens,
+                                        use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel, precision="faithful", **kw)
+        return r["out"], r.get("final_state")
+    report = run("kda/chunk", chunk_kda, tmp_path, cases=40)
+    assert report.passed, report.summary()
+    assert seen, "no call passed chunk_size"

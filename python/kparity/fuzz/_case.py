@@ -186,7 +186,13 @@ class CaseRunner:
                 kwargs[p.name] = tensors.get(p.name)
             elif p.kind == "scalar":
                 default = None if p.default is REQUIRED else p.default
-                kwargs[p.name] = scalars.get(p.name, default)
+                value = scalars.get(p.name, default)
+                # The host sends every scalar as a float; one whose upstream default is an int
+                # (chunk_kda's chunk_size) goes as an int: fla calls chunk_size.bit_length().
+                if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float) \
+                        and value.is_integer():
+                    value = int(value)
+                kwargs[p.name] = value
             elif p.name in flags or p.default is not None:
                 kwargs[p.name] = bool(flags.get(p.name, False if p.default is REQUIRED else p.default))
             # else a keyword whose absence means something (chunk_kda's deprecated

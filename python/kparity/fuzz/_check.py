@@ -15,8 +15,10 @@ from ._domain import ask
 from ._host import Host, HostError
 from ._report import Failure, Report, build_report
 
-#: The precision profiles of the faithful model (reference/precision_profile.hpp).
-PROFILES: tuple[str, ...] = ("faithful", "tf32-dot")
+#: The precision profiles of the faithful model (reference/precision_profile.hpp); "sglang-triton" is
+#: tf32-dot's other name (what it models: sglang's Triton ReplaySSM decode, its TF32 reconstruction
+#: dot and k_cache stored through out's dtype).
+PROFILES: tuple[str, ...] = ("faithful", "tf32-dot", "sglang-triton")
 #: The property kinds; the first three run by default, "contract" on request.
 KINDS: tuple[str, ...] = ("differential", "differential-special-values", "deterministic", "contract")
 DEFAULT_KINDS: tuple[str, ...] = KINDS[:3]
