@@ -51,7 +51,7 @@ from typing import Any, Callable
 #: faithful model does not make), or anything else worth a word; a finding with no entry reads
 #: "unclassified".
 READINGS: dict[str, str] = {
-    # Read from the H200 run of 2026-12-02 (bench/results/upstream_2026-12-02.md) and the conventions probe
+    # Read from the H200 run of 2026-12-02 05:04 (bench/results/upstream_2026-12-02_0504.md) and the conventions probe
     # (docs/upstream_conventions.md, bench/results/upstream_conventions_2026-12-02/).
     "sglang-triton-paged-decode:ff093243": "their bug: paged_decode.py:859 divides by T*H (T = 0) and :861 by block_d//32 (D <= 16) on the "
                 "split-K path (bench/results/upstream_repros_2026-12-02/repro_sglang_paged_decode_zero_division.py)",
@@ -61,7 +61,7 @@ READINGS: dict[str, str] = {
                 "on purpose, it passes under tf32-dot",
     "sglang-triton-replayssm:2349da32": "precision: k_cache is stored as rt(rt(k_hat, out dtype), ring dtype) (sglang line 414), modelled "
                 "by the tf32-dot / sglang-triton profile, under which it passes",
-    # From the H200 run of 2026-12-02 06:08 (pins, every target; bench/results/upstream_2026-12-02.md).
+    # From the H200 runs of 2026-12-02 06:08-06:42 (pins, every target; bench/results/upstream_2026-12-02.md).
     "sglang-triton-replayssm-as-is:74c1fd44": "their wrapper's domain: the Triton wrapper refuses rings that are not "
                 "contiguous (kparity's contract, kda.md C.1, takes any ring strides); the laid-out target passes "
                 "contiguous copies and its numerics hold",
@@ -72,6 +72,20 @@ READINGS: dict[str, str] = {
                 "initial state (or zeros) belongs (repro_fla_fused_recurrent_kda_T0_final_state.py)",
     "fla-fused-recurrent-kda:0ebeff8f": "their bug: the same unwritten final state of an empty sequence, seen as "
                 "NaN/Inf in the leftovers (repro_fla_fused_recurrent_kda_T0_final_state.py)",
+    "fla-chunk-kda:859767a5": "ours, fixed: the harness passed chunk_size as a float (the host sends every scalar as "
+                "one) and chunk_kda calls chunk_size.bit_length(); an int-defaulted scalar now goes as an int "
+                "(test_an_int_scalar_reaches_the_implementation_as_an_int)",
+    "fla-chunk-kda:f1ad4288": "precision (read from the reports, not probed yet): final_state off by 0.2-0.6% relative "
+                "where kparity's faithful kda/chunk agrees with the oracle to 1e-7: the size of bf16 roundings, which "
+                "chunk_kda's chunked form makes on the operands of its tensor-core dots (k, q, the gate-scaled keys, "
+                "its WY intermediates) and the faithful model does not; the fp32 recurrence (fused_recurrent_kda) "
+                "passes on the same domain",
+    "fla-chunk-kda:db8e567a": "precision (read from the reports, not probed yet): the same bf16 operand roundings of the "
+                "chunked form, seen first in final_state with values=typical",
+    "fla-chunk-kda:997c37ca": "their inconsistency (read from one shrunk call, not probed yet): a NaN in token 2's k makes "
+                "token 0's output NaN inside the same chunk (out[0, 0, 2, 0]: NaN, the causal recurrence's value "
+                "0.75): the masked intra-chunk products carry NaN * 0 backwards in time; fused_recurrent_kda stays "
+                "causal",
     "sglang-triton-replayssm:a38f5b2b": "their bug (minor): the wrapper's literal stride test rejects an [HV, V, K]-contiguous state with a "
                 "size-1 dim, which .contiguous() cannot fix (repro_sglang_replayssm_size1_stride.py)",
 }
@@ -592,7 +606,7 @@ def render(args: argparse.Namespace) -> int:
     started, gpu, torch_version = args.rendered_from
     args.peers, args.jobs, args.seconds_small, args.seconds_preset = "(see the run)", "?", 0.0, 0.0
     text = markdown(results, args, started, gpu, 0.0, torch_version)
-    text = text.replace("; 0 s wall for", "; rendered by --render from the per-run reports of an interrupted run:",
+    text = text.replace("; 0 s wall for", "; rendered by --render from the per-run reports:",
                         1)
     path = os.path.join(args.results or args.render, f"upstream_{started.split()[0]}.md")
     os.makedirs(os.path.dirname(path), exist_ok=True)
