@@ -82,10 +82,10 @@ READINGS: dict[str, str] = {
                 "passes on the same domain",
     "fla-chunk-kda:db8e567a": "precision (read from the reports, not probed yet): the same bf16 operand roundings of the "
                 "chunked form, seen first in final_state with values=typical",
-    "fla-chunk-kda:997c37ca": "their inconsistency (read from one shrunk call, not probed yet): a NaN in token 2's k makes "
-                "token 0's output NaN inside the same chunk (out[0, 0, 2, 0]: NaN, the causal recurrence's value "
-                "0.75): the masked intra-chunk products carry NaN * 0 backwards in time; fused_recurrent_kda stays "
-                "causal",
+    "fla-chunk-kda:997c37ca": "their inconsistency (measured by the conventions probe, docs/upstream_conventions.md kda/chunk "
+                "k-nan): a NaN in token 2's k makes token 0's output NaN inside the same chunk (out[0, 0, 2, 0]: "
+                "NaN, the causal recurrence's value 0.75): the masked intra-chunk products carry NaN * 0 backwards "
+                "in time; fused_recurrent_kda stays causal",
     "sglang-triton-replayssm:a38f5b2b": "their bug (minor): the wrapper's literal stride test rejects an [HV, V, K]-contiguous state with a "
                 "size-1 dim, which .contiguous() cannot fix (repro_sglang_replayssm_size1_stride.py)",
 }
@@ -392,7 +392,7 @@ def targets(peers: str) -> dict[str, tuple[Target, Any]]:
     out["fla-fused-recurrent-kda"] = (Target("fla-fused-recurrent-kda", "kda/recurrent", ("faithful",), "kimi-linear",
                                              "every call", None, fla_key, 24, 8, FLA_PINS), rec)
     out["fla-chunk-kda"] = (Target("fla-chunk-kda", "kda/chunk", ("faithful",), "kimi-linear", "every call", None,
-                                   fla_key, 6, 4, FLA_PINS, shrink=False), chk)
+                                   fla_key, 16, 4, FLA_PINS, shrink=False), chk)
     return out
 
 
