@@ -65,6 +65,22 @@ def test_wrong_return_type_and_shape(tmp_path) -> None:
     assert "none of the caller's buffers" in report.failures[0].message
 
 
+def test_a_final_state_narrower_than_upstreams_is_a_bad_return(tmp_path) -> None:
+    # A bf16 final state judged at fp32's floor would read as wrong values; the report names the dtype.
+    def recurrent(*args, **kwargs):
+        out, final = impls.recurrent(*args, **kwargs)
+        return out, None if final is None else final.to(torch.bfloat16)
+    report = run("kda/recurrent", recurrent, tmp_path, properties="differential", cases=60)
+    assert report.failures and all(f.failure_class == "bad-return" for f in report.failures), report.summary()
+    assert any("returned `final_state` as torch.bfloat16, which does not hold every torch.float32 value" in f.message
+               for f in report.failures), report.summary()
+
+    def wider(*args, **kwargs):  # a wider final state is the implementation's choice
+        out, final = impls.recurrent(*args, **kwargs)
+        return out, None if final is None else final.to(torch.float64)
+    assert run("kda/recurrent", wider, tmp_path, properties="differential", cases=60).passed
+
+
 def test_hang_is_timed_out_and_the_campaign_goes_on(tmp_path) -> None:
     release = threading.Event()
 

@@ -21,6 +21,9 @@ from .._ops_table import REQUIRED, OpRow
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32,
            "i64": torch.int64, "bool": torch.bool, "f64": torch.float64}
 DTYPES = _DTYPES  # kparity's dtype names -> torch dtypes (also for _domain.CallInfo)
+# Float dtypes by what they hold: each holds every value of a lower rank (fp16 and bf16 share a rank
+# and hold neither one the other).
+_WIDTH = {torch.float64: 3, torch.float32: 2, torch.float16: 1, torch.bfloat16: 1}
 _NAMES = {v: k for k, v in _DTYPES.items()}
 # Where each image starts in the one buffer a case's tensors share: as aligned as a fresh
 # allocation of torch's caching allocator, so kernels that assume aligned base pointers see them.
@@ -352,12 +355,18 @@ class CaseRunner:
         if tuple(value.shape) != tuple(meta["shape"]):
             return f"returned `{name}` of shape {tuple(value.shape)}, expected {tuple(meta['shape'])}"
         want = _DTYPES[meta["dtype"]]
-        # final_state's dtype is the implementation's choice (fla allocates fp32): stored with one
-        # rounding; every other returned output has the dtype upstream gives it.
+        # final_state's dtype is the implementation's choice as long as it is as wide as the call's
+        # (fla allocates fp32; a wider one is stored with one rounding); every other returned output
+        # has the dtype upstream gives it.
         if name != "final_state" and value.dtype != want:
             return f"returned `{name}` as {value.dtype}, expected {want} (upstream's dtype for it)"
         if not value.dtype.is_floating_point:
             return f"returned `{name}` as {value.dtype}, expected a float dtype"
+        if name == "final_state" and value.dtype != want and _WIDTH.get(value.dtype, 0) <= _WIDTH.get(want, 0):
+            # Judged at the call's precision it would be a wrong-values finding whose cause is the
+            # dtype, not the arithmetic: say so instead. fp16 and bf16 hold neither one the other.
+            return (f"returned `final_state` as {value.dtype}, which does not hold every {want} value (upstream's "
+                    f"final state): the recurrent state would be rounded to {value.dtype} at every hand-off")
         return None
 
     @staticmethod
