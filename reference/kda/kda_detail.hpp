@@ -82,6 +82,32 @@ void store_state_T(const TensorView& t, std::int64_t n, std::int64_t hv, std::in
   }
 }
 
+// n consecutive elements along dimension `dim` from the multi-index `start`, as ld() reads them one by
+// one (the same values, converted to R), bounds-checked once: a run of a token's q, k, v or gate row
+// through elements::load_run (issue 25: a multi-index and its checks per element were a tenth of a
+// kernel-sized recurrent oracle).
+template <class R, std::size_t N>
+void ld_run(const TensorView& t, const std::int64_t (&start)[N], int dim, std::int64_t n, R* out) {
+  if (n <= 0) return;
+  const std::int64_t base = elements::offset_of(t, start);
+  if (start[dim] + n > t.sizes[dim]) throw std::out_of_range("index out of bounds");
+  thread_local std::vector<double> row;
+  row.resize(static_cast<std::size_t>(n));
+  elements::load_run(t, base, t.strides[dim], n, row.data());
+  for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<R>(row[i]);
+}
+// n consecutive elements along `dim` from `start` stored from in[0..n) (st() element by element).
+template <class R, std::size_t N>
+void st_run(const TensorView& t, const std::int64_t (&start)[N], int dim, std::int64_t n, const R* in) {
+  if (n <= 0) return;
+  const std::int64_t base = elements::offset_of(t, start);
+  if (start[dim] + n > t.sizes[dim]) throw std::out_of_range("index out of bounds");
+  thread_local std::vector<double> row;
+  row.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) row[i] = static_cast<double>(in[i]);
+  elements::store_run(t, base, t.strides[dim], n, row.data());
+}
+
 // Host scalars (scale, lower_bound) reach the kernels as fp32 constants.
 template <class R>
 R host_scalar(double v) { return static_cast<R>(v); }
@@ -194,6 +220,17 @@ inline double per_head_k(const TensorView& t, std::int64_t row, std::int64_t hv,
 }
 inline double bias_at(const TensorView& t, std::int64_t hv, std::int64_t c, std::int64_t K) {
   return t.ndim() == 1 ? t.at({hv * K + c}) : t.at({hv, c});
+}
+// per_head_k and bias_at for c = 0..K-1 at once (ld_run).
+template <class R>
+void per_head_k_run(const TensorView& t, std::int64_t row, std::int64_t hv, std::int64_t K, R* out) {
+  if (t.ndim() == 2) ld_run<R>(t, {row, hv * K}, 1, K, out);
+  else ld_run<R>(t, {row, hv, std::int64_t{0}}, 2, K, out);
+}
+template <class R>
+void bias_run(const TensorView& t, std::int64_t hv, std::int64_t K, R* out) {
+  if (t.ndim() == 1) ld_run<R>(t, {hv * K}, 0, K, out);
+  else ld_run<R>(t, {hv, std::int64_t{0}}, 1, K, out);
 }
 
 }  // namespace kparity::reference::kda::detail

@@ -31,11 +31,9 @@ Token<R> load_token(const PackedDecodeArgs& x, const Dims& d, std::int64_t b, st
   t.k_hat.resize(d.K);
   t.alpha.resize(d.K);
   t.v.resize(d.V);
-  for (std::int64_t c = 0; c < d.K; ++c) {  // B.0 item 1
-    t.q_s[c] = static_cast<R>(ld(x.mixed_qkv, {b, h * d.K + c}));
-    t.k_hat[c] = static_cast<R>(ld(x.mixed_qkv, {b, d.H * d.K + h * d.K + c}));
-  }
-  for (std::int64_t j = 0; j < d.V; ++j) t.v[j] = static_cast<R>(ld(x.mixed_qkv, {b, 2 * d.H * d.K + hv * d.V + j}));
+  ld_run<R>(x.mixed_qkv, {b, h * d.K}, 1, d.K, t.q_s.data());  // B.0 item 1
+  ld_run<R>(x.mixed_qkv, {b, d.H * d.K + h * d.K}, 1, d.K, t.k_hat.data());
+  ld_run<R>(x.mixed_qkv, {b, 2 * d.H * d.K + hv * d.V}, 1, d.V, t.v.data());
   if (x.use_qk_l2norm_in_kernel) {
     l2_normalise(t.q_s, nf);
     l2_normalise(t.k_hat, nf);
@@ -43,10 +41,11 @@ Token<R> load_token(const PackedDecodeArgs& x, const Dims& d, std::int64_t b, st
   const R scale = host_scalar<R>(x.scale);
   for (R& e : t.q_s) e = e * scale;  // A.6: after normalisation, q only
   const R A_log = static_cast<R>(ld(x.A_log, {hv}));
-  for (std::int64_t c = 0; c < d.K; ++c) {
-    const R xc = static_cast<R>(per_head_k(x.a, b, hv, c, d.K)) + static_cast<R>(bias_at(x.dt_bias, hv, c, d.K));
-    t.alpha[c] = std::exp(gate(xc, A_log, x.lower_bound));
-  }
+  thread_local std::vector<R> a_row, bias_row;
+  a_row.resize(static_cast<std::size_t>(d.K)), bias_row.resize(static_cast<std::size_t>(d.K));
+  per_head_k_run<R>(x.a, b, hv, d.K, a_row.data());
+  bias_run<R>(x.dt_bias, hv, d.K, bias_row.data());
+  for (std::int64_t c = 0; c < d.K; ++c) t.alpha[c] = std::exp(gate(a_row[c] + bias_row[c], A_log, x.lower_bound));
   t.beta = sigmoid(static_cast<R>(ld(x.b, {b, hv})));  // B.1 item 3: fp32, never rounded
   return t;
 }
@@ -68,7 +67,7 @@ void run(const PackedDecodeArgs& x) {
       std::vector<R> S(d.V * d.K);  // transposed (recurrent_step)
       load_state_T(x.initial_state, s, hv, d.V, d.K, S);
       const std::vector<R> o = recurrent_step(S, t);
-      for (std::int64_t j = 0; j < d.V; ++j) st(x.out, {b, 0, hv, j}, o[j]);
+      st_run<R>(x.out, {b, std::int64_t{0}, hv, std::int64_t{0}}, 3, d.V, o.data());
       // B.1 item 4: the state is written back (rounded to its dtype) on every step.
       store_state_T(x.initial_state, s, hv, d.V, d.K, S);
     }

@@ -21,11 +21,9 @@ Token<R> load_token(const RecurrentArgs& x, const Dims& d, std::int64_t t, std::
   tok.k_hat.resize(d.K);
   tok.alpha.resize(d.K);
   tok.v.resize(d.V);
-  for (std::int64_t c = 0; c < d.K; ++c) {
-    tok.q_s[c] = static_cast<R>(ld(x.q, {t, h, c}));
-    tok.k_hat[c] = static_cast<R>(ld(x.k, {t, h, c}));
-  }
-  for (std::int64_t j = 0; j < d.V; ++j) tok.v[j] = static_cast<R>(ld(x.v, {t, hv, j}));
+  ld_run<R>(x.q, {t, h, std::int64_t{0}}, 2, d.K, tok.q_s.data());
+  ld_run<R>(x.k, {t, h, std::int64_t{0}}, 2, d.K, tok.k_hat.data());
+  ld_run<R>(x.v, {t, hv, std::int64_t{0}}, 2, d.V, tok.v.data());
   if (x.use_qk_l2norm_in_kernel) {  // A.5 table: FLA divides by sqrt(n)
     l2_normalise(tok.q_s, NormForm::divide);
     l2_normalise(tok.k_hat, NormForm::divide);
@@ -33,15 +31,16 @@ Token<R> load_token(const RecurrentArgs& x, const Dims& d, std::int64_t t, std::
   // A.6; FLA's default scale is K^-0.5 (fla/ops/kda/naive.py).
   const R scale = host_scalar<R>(x.scale ? *x.scale : 1.0 / std::sqrt(static_cast<double>(d.K)));
   for (R& e : tok.q_s) e = e * scale;
-  for (std::int64_t c = 0; c < d.K; ++c) {
-    R g;
-    if (x.g) {
-      g = static_cast<R>(ld(*x.g, {t, hv, c}));
-    } else {
-      const R xc = static_cast<R>(per_head_k(*x.a, t, hv, c, d.K)) + static_cast<R>(bias_at(*x.dt_bias, hv, c, d.K));
-      g = gate(xc, static_cast<R>(ld(*x.A_log, {hv})), x.lower_bound);
-    }
-    tok.alpha[c] = std::exp(g);
+  thread_local std::vector<R> a_row, bias_row;
+  if (x.g) {
+    ld_run<R>(*x.g, {t, hv, std::int64_t{0}}, 2, d.K, tok.alpha.data());  // g, then alpha = exp(g)
+    for (std::int64_t c = 0; c < d.K; ++c) tok.alpha[c] = std::exp(tok.alpha[c]);
+  } else {
+    a_row.resize(static_cast<std::size_t>(d.K)), bias_row.resize(static_cast<std::size_t>(d.K));
+    per_head_k_run<R>(*x.a, t, hv, d.K, a_row.data());
+    bias_run<R>(*x.dt_bias, hv, d.K, bias_row.data());
+    const R A_log = static_cast<R>(ld(*x.A_log, {hv}));
+    for (std::int64_t c = 0; c < d.K; ++c) tok.alpha[c] = std::exp(gate(a_row[c] + bias_row[c], A_log, x.lower_bound));
   }
   const R bv = static_cast<R>(ld(x.beta, {t, hv}));
   tok.beta = x.beta_is_logits ? sigmoid(bv) : bv;  // A.4 item 1
@@ -69,7 +68,7 @@ void run(const RecurrentArgs& x) {
       if (x.initial_state) load_state_T(*x.initial_state, n, hv, d.V, d.K, S);
       for (std::int64_t t = cu[n]; t < cu[n + 1]; ++t) {  // an empty sequence passes S through
         const std::vector<R> o = recurrent_step(S, load_token<R>(x, d, t, hv));
-        for (std::int64_t j = 0; j < d.V; ++j) st(x.out, {t, hv, j}, o[j]);
+        st_run<R>(x.out, {t, hv, std::int64_t{0}}, 2, d.V, o.data());
       }
       if (x.final_state)
         store_state_T(*x.final_state, n, hv, d.V, d.K, S);
