@@ -3,8 +3,6 @@
 // the faithful reference with slips planted in C++: no plugin, no Python.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -22,6 +20,7 @@
 #include "kparity/fuzz/backends/implementation.hpp"
 #include "kparity/fuzz/backends/reference.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
+#include "fuzz_cli.hpp"
 #include "kparity/fuzz/generators/presets.hpp"
 
 namespace kparity::fuzz {
@@ -199,15 +198,7 @@ TEST(ShapePresets, DrawTheModelsShapes) {
 }
 
 #if defined(KPARITY_CLI_PATH) && defined(KPARITY_EXAMPLE_CPU_IMPL)
-std::pair<int, std::string> cli(const std::string& args) {
-  const std::string cmd = std::string(KPARITY_CLI_PATH) + " fuzz " + args + " 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+std::pair<int, std::string> cli(const std::string& args) { return test::fuzz_cli(args); }
 
 TEST(FuzzImplCli, PresetsAndSeveralFindings) {
   const auto corpus = std::filesystem::temp_directory_path() / "kparity-fuzz-findings-cli";

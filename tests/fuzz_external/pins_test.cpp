@@ -3,8 +3,6 @@
 // (Python's pins= and the CLI's --pins build the same ShapePins).
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <array>
 #include <cstdio>
 #include <map>
@@ -18,6 +16,7 @@
 #include "kparity/fuzz/backends/implementation.hpp"
 #include "kparity/fuzz/backends/reference.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
+#include "fuzz_cli.hpp"
 #include "kparity/fuzz/generators/pins.hpp"
 
 namespace kparity::fuzz {
@@ -158,15 +157,7 @@ TEST(ShapePins, PinsOfAnotherFamilyLeaveTheCallAlone) {
 }
 
 #if defined(KPARITY_CLI_PATH) && defined(KPARITY_EXAMPLE_CPU_IMPL)
-std::pair<int, std::string> cli(const std::string& args) {
-  const std::string cmd = std::string(KPARITY_CLI_PATH) + " fuzz " + args + " 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+std::pair<int, std::string> cli(const std::string& args) { return test::fuzz_cli(args); }
 
 TEST(FuzzImplCli, PinsHoldTheClassesOrSayWhatIsWrong) {
   const std::string impl = std::string("--impl ") + KPARITY_EXAMPLE_CPU_IMPL;
