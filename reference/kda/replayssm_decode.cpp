@@ -44,11 +44,9 @@ Head<R> load_head(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t b, s
   t.g.resize(d.K);
   t.alpha.resize(d.K);
   t.v.resize(d.V);
-  for (std::int64_t c = 0; c < d.K; ++c) {
-    t.q_s[c] = static_cast<R>(ld(x.mixed_qkv, {b, h * d.K + c}));
-    t.k_hat[c] = static_cast<R>(ld(x.mixed_qkv, {b, d.H * d.K + h * d.K + c}));
-  }
-  for (std::int64_t j = 0; j < d.V; ++j) t.v[j] = static_cast<R>(ld(x.mixed_qkv, {b, 2 * d.H * d.K + hv * d.V + j}));
+  ld_run<R>(x.mixed_qkv, {b, h * d.K}, 1, d.K, t.q_s.data());  // kda_detail.hpp: rows, the same values
+  ld_run<R>(x.mixed_qkv, {b, d.H * d.K + h * d.K}, 1, d.K, t.k_hat.data());
+  ld_run<R>(x.mixed_qkv, {b, 2 * d.H * d.K + hv * d.V}, 1, d.V, t.v.data());
   if (x.use_qk_l2norm_in_kernel) {  // B.2.9: r = 1/sqrt(n) once, then x * r
     l2_normalise(t.q_s, NormForm::multiply);
     l2_normalise(t.k_hat, NormForm::multiply);
@@ -57,9 +55,12 @@ Head<R> load_head(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t b, s
   for (R& e : t.q_s) e = e * scale;
   t.kq = reduce<R>(d.K, [&](std::size_t c) { return std::pair{t.k_hat[c], t.q_s[c]}; });  // B.2.5: undecayed k, q
   const R A_log = static_cast<R>(ld(x.A_log, {hv}));
+  thread_local std::vector<R> a_row, bias_row;
+  a_row.resize(static_cast<std::size_t>(d.K)), bias_row.resize(static_cast<std::size_t>(d.K));
+  per_head_k_run<R>(x.a, b, hv, d.K, a_row.data());
+  bias_run<R>(x.dt_bias, hv, d.K, bias_row.data());
   for (std::int64_t c = 0; c < d.K; ++c) {
-    const R xc = static_cast<R>(per_head_k(x.a, b, hv, c, d.K)) + static_cast<R>(bias_at(x.dt_bias, hv, c, d.K));
-    t.g[c] = gate(xc, A_log, x.lower_bound);
+    t.g[c] = gate(a_row[c] + bias_row[c], A_log, x.lower_bound);
     t.alpha[c] = std::exp(t.g[c]);
   }
   t.beta = sigmoid(static_cast<R>(ld(x.b, {b, hv})));
@@ -182,9 +183,8 @@ void oracle_head_fast(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t 
     std::copy(S0T.begin() + c * V, S0T.begin() + (c + 1) * V, A.begin() + m * V);
     for (std::int64_t i = 0; i < m; ++i) bcol[i] = kw[i * K + c];
     bcol[mu] = Dtot[c];
-    reset();
-    lanes::dot2(mu + 1, Vu, A.data(), Vu, nullptr, bcol.data(), p.data(), sv.data(), T.data(), ok.data());
-    lanes::finish_lanes(Vu, p.data(), sv.data(), T.data(), ok.data(), mu + 1, 0.0, SpT.data() + c * V, [&](std::size_t j) {
+    // A fresh sum per lane: dot2 and its certificate in one pass (exact_lanes.hpp dot2_finish).
+    lanes::dot2_finish(mu + 1, Vu, A.data(), Vu, nullptr, bcol.data(), mu + 1, 0.0, SpT.data() + c * V, [&](std::size_t j) {
       return oracle_sum(mu + 1, [&](std::size_t i) {
         return i < mu ? std::pair{A[i * Vu + j], kw[i * Ku + c]} : std::pair{S0T[c * V + j], Dtot[c]};
       });
@@ -210,16 +210,14 @@ void oracle_head_fast(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t 
       return k < Ku ? std::pair{SpT[k * Vu + j], t.q_s[k] * t.alpha[k]} : std::pair{dl[j], t.kq};
     });
   });
-  for (std::int64_t j = 0; j < V; ++j) st(x.out, {b, 0, hv, j}, o[j]);
+  st_run<double>(x.out, {b, std::int64_t{0}, hv, std::int64_t{0}}, 3, V, o.data());
   if (flush) {  // B.2.7: checkpoint only, no ring write; Sp alpha + dl k, one exact sum per element
     std::vector<double> A2(2 * Vu), ST(Ku * Vu), b2(2);
     std::copy(dl.begin(), dl.end(), A2.begin() + V);
     for (std::int64_t k = 0; k < K; ++k) {
       std::copy(SpT.begin() + k * V, SpT.begin() + (k + 1) * V, A2.begin());
       b2[0] = t.alpha[k], b2[1] = t.k_hat[k];
-      reset();
-      lanes::dot2(2, Vu, A2.data(), Vu, nullptr, b2.data(), p.data(), sv.data(), T.data(), ok.data());
-      lanes::finish_lanes(Vu, p.data(), sv.data(), T.data(), ok.data(), 2, 0.0, ST.data() + k * V, [&](std::size_t j) {
+      lanes::dot2_finish(2, Vu, A2.data(), Vu, nullptr, b2.data(), 2, 0.0, ST.data() + k * V, [&](std::size_t j) {
         const std::pair<double, double> decayed{SpT[k * V + j], t.alpha[k]}, update{dl[j], t.k_hat[k]};
         return oracle_sum(2, [&](std::size_t i) { return i == 0 ? decayed : update; });
       });
