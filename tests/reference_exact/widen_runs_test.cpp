@@ -1,12 +1,17 @@
 // The vectorised widenings (elements::widen_f16_run, widen_bf16_run) give widen_f16 / widen_bf16's
 // bits for every one of the 65,536 16-bit patterns (NaN payloads and signs included), at every
-// alignment of a run.
+// alignment of a run; the vectorised narrowings (narrow_f16_run, narrow_bf16_run) give
+// f64_to_f16_bits / f64_to_bf16_bits' bits on fp32 values of every exponent (ties, subnormals,
+// overflow, NaNs with payloads, infinities) and on fp64 values that are not fp32 values.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <vector>
 
+#include "kparity/core/dtype.hpp"
 #include "kparity/reference/elements.hpp"
 
 namespace {
@@ -31,6 +36,35 @@ TEST(WidenRuns, EveryPatternWidensAsTheScalarWidening) {
       const std::uint16_t h = all[start + static_cast<std::size_t>(i)];
       ASSERT_EQ(bits(f16[i]), bits(static_cast<double>(el::widen_f16(h)))) << std::hex << h;
       ASSERT_EQ(bits(bf16[i]), bits(static_cast<double>(el::widen_bf16(h)))) << std::hex << h;
+    }
+  }
+}
+
+TEST(WidenRuns, NarrowingsStoreAsTheScalarConversions) {
+  std::mt19937_64 g(25);
+  std::vector<double> in;
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint32_t r = static_cast<std::uint32_t>(g());
+    double x = static_cast<double>(std::bit_cast<float>(r));  // any fp32 pattern: NaNs, infs, subnormals
+    switch (g() % 8) {
+      case 0: x = std::bit_cast<double>(g()); break;  // any fp64 pattern, mostly not an fp32 value
+      case 1: x = static_cast<double>(std::bit_cast<float>((r & 0x807fe000u) | 0x38000000u | 0x1000u)); break;  // f16 ties
+      case 2: x = static_cast<double>(std::bit_cast<float>((r & 0x80ff0000u) | 0x8000u)); break;  // bf16 ties
+      default: break;
+    }
+    in.push_back(x);
+  }
+  // Whole blocks of fp32 values, blocks with one fp64-only value, and every alignment of a run.
+  for (std::size_t i = 0; i < in.size(); i += 64) in[i] = in[i] + 0x1p-40 * in[i];
+  std::vector<std::uint16_t> f16(in.size()), bf16(in.size());
+  for (std::size_t start : {0, 1, 5}) {
+    const std::int64_t n = static_cast<std::int64_t>(in.size() - start);
+    el::narrow_f16_run(in.data() + start, n, f16.data());
+    el::narrow_bf16_run(in.data() + start, n, bf16.data());
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double x = in[start + static_cast<std::size_t>(i)];
+      ASSERT_EQ(f16[i], kparity::f64_to_f16_bits(x)) << std::hexfloat << x;
+      ASSERT_EQ(bf16[i], kparity::f64_to_bf16_bits(x)) << std::hexfloat << x;
     }
   }
 }

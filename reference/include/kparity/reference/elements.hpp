@@ -80,6 +80,11 @@ inline void store_at(const TensorView& v, std::int64_t offset, double x) noexcep
 void widen_f16_run(const std::uint16_t* src, std::int64_t n, double* out) noexcept;
 void widen_bf16_run(const std::uint16_t* src, std::int64_t n, double* out) noexcept;
 
+// Contiguous runs of n fp64 values stored as 16-bit floats: f64_to_f16_bits / f64_to_bf16_bits element
+// by element, the same bits, vectorised where a block holds fp32 values (narrow_runs.cpp).
+void narrow_f16_run(const double* in, std::int64_t n, std::uint16_t* out) noexcept;
+void narrow_bf16_run(const double* in, std::int64_t n, std::uint16_t* out) noexcept;
+
 // A strided run of 16-bit floats: gathered into a contiguous block, then widened as one.
 inline void widen_strided(const std::uint16_t* p, std::int64_t stride, std::int64_t n, double* out,
                           void (*widen)(const std::uint16_t*, std::int64_t, double*) noexcept) {
@@ -130,10 +135,18 @@ inline void store_run(const TensorView& v, std::int64_t offset, std::int64_t str
       for (std::int64_t i = 0; i < n; ++i) p[i * stride] = in[i];
       return;
     }
+    case DType::f16:
+      if (stride == 1) return narrow_f16_run(in, n, static_cast<std::uint16_t*>(v.data) + offset);
+      break;
+    case DType::bf16:
+      if (stride == 1) return narrow_bf16_run(in, n, static_cast<std::uint16_t*>(v.data) + offset);
+      break;
     default:
-      for (std::int64_t i = 0; i < n; ++i) store_at(v, offset + i * stride, in[i]);
+      break;
   }
+  for (std::int64_t i = 0; i < n; ++i) store_at(v, offset + i * stride, in[i]);
 }
+
 
 // The element offset of a multi-index, bounds-checked like TensorView::load (std::out_of_range).
 template <std::size_t N>
