@@ -275,6 +275,13 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
         if (w[j] != 0 && v != 0) ++nonzero, only = w[j] * v;
       }
       if (finite && nonzero == 1) return only;
+      // A channel the lanes leave undecided is most often a sum on a rounding midpoint whose errors
+      // add up exactly (exact_sum.hpp's exact_error_sum): tried first, in one pass.
+      double r;
+      if (finite && reference::detail::exact_error_sum(static_cast<std::size_t>(n), [&](std::size_t j) {
+            return std::pair{w[j], keys.rows[static_cast<std::int64_t>(j) * D + d]};
+          }, r))
+        return r;
     }
     return oracle_sum(n, [&](std::int64_t j) { return std::pair{w[j], keys.rows[j * D + d]}; });
   };

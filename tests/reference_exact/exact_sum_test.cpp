@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kparity/reference/exact_sum.hpp"
@@ -275,6 +277,43 @@ TEST(ExactSum, CertificateAgreesWithLongSumNearMidpoints) {
   }
   EXPECT_GT(declined, 0);       // the midpoint cases reach the fallback
   EXPECT_LT(declined, 15000);   // and the rest is certified
+}
+
+// Sums of a few weights times small integers land exactly on rounding midpoints (w - 1 for a weight
+// in [1/4, 1/2) needs 54 bits), where no certificate decides. exact_error_sum decides those whose
+// transformation errors add up exactly, with LongSum's result, and declines the rest; the whole of
+// exact_sum_of_products agrees with LongSum either way.
+TEST(ExactSum, ExactErrorSumDecidesMidpointsAsLongSum) {
+  std::mt19937_64 rng(2512);
+  std::uniform_real_distribution<double> wd(0.0, 1.0);
+  std::uniform_int_distribution<int> vd(-3, 3), nd(1, 6);
+  int decided = 0, midpoints = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int n = nd(rng);
+    std::vector<std::pair<double, double>> t(static_cast<std::size_t>(n));
+    for (auto& [w, v] : t) w = trial % 3 == 0 ? 1.0 : wd(rng), v = vd(rng);
+    auto term = [&](std::size_t i) { return t[i]; };
+    LongSum acc;
+    for (const auto& [w, v] : t) acc.add_product(w, v);
+    const double want = acc.value();
+    double got = 0;
+    if (kparity::reference::detail::exact_error_sum(t.size(), term, got)) {
+      ++decided;
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want)) << "trial " << trial;
+    }
+    double r = 0;
+    double p = -0.0, s = 0.0, T = 0.0;  // the certificate's view of the same sum
+    for (const auto& [w, v] : t) {
+      const double h = w * v, e = std::fma(w, v, -h), x = p + h, z = x - p;
+      const double q = (p - (x - z)) + (h - z);
+      p = x, s += q + e, T += std::fabs(q) + std::fabs(e);
+    }
+    if (!kparity::reference::detail::certify(p, s, T, t.size(), r)) ++midpoints;
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(kparity::reference::exact_sum_of_products(t.size(), term)),
+              std::bit_cast<std::uint64_t>(want)) << "trial " << trial;
+  }
+  EXPECT_GT(midpoints, 100);  // the family reaches the midpoints
+  EXPECT_GT(decided, 100);    // and exact_error_sum decides sums there
 }
 
 // Independent check: terms k * 2^e with |k| < 2^20 and e in [-40, 40] sum exactly in a 128-bit

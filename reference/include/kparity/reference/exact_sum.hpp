@@ -88,6 +88,41 @@ inline double product_error(double a, double b, double h) noexcept {
   return std::fma(a, b, -h);
 }
 
+// The exact sum of n products rounded once when the error-free transformations' errors add up
+// without rounding (issue 25). The certificate brackets X = p + R (R the sum of the TwoSum and
+// TwoProduct errors) by an interval around fl(p + s), and no interval decides an X that lies exactly
+// on a rounding midpoint - common for a few products of small integers and weights (w - 1 for a
+// weight w in [1/4, 1/2) needs 54 bits); such sums went to the long accumulator (a sixth of the
+// kernel-sized sparse oracle). When every c_i = fl(q_i + r_i) and every partial sum s + c_i is exact
+// (their TwoSum errors are zero), s is R itself, X = p + s, and fl(p + s) - one IEEE addition, ties
+// to even - is X rounded once. False when a step rounds, a product leaves the transformations'
+// range (no product is left out here: the caller's `tiny` terms must be none) or X is zero.
+template <class Term>
+bool exact_error_sum(std::size_t n, Term&& term, double& result) noexcept {
+  auto exact = [](double a, double b, double sum) {  // TwoSum's error of a + b is zero
+    const double z = sum - a;
+    return (a - (sum - z)) + (b - z) == 0;
+  };
+  double p = -0.0, s = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [a, b] = term(i);
+    const double h = a * b, ah = std::fabs(h);
+    if (h == 0 ? !(a == 0 || b == 0) : !(ah >= 0x1p-960 && ah <= 0x1p1000)) return false;
+    const double r = product_error(a, b, h);
+    const double x = p + h, z = x - p;
+    const double q = (p - (x - z)) + (h - z);
+    p = x;
+    const double c = q + r;
+    if (!exact(q, r, c)) return false;
+    const double s2 = s + c;
+    if (!exact(s, c, s2)) return false;
+    s = s2;
+  }
+  if (!std::isfinite(p) || !std::isfinite(s)) return false;
+  result = p + s;
+  return result != 0;  // an exact zero's sign follows its own rule (LongSum's)
+}
+
 // ExactSum's certificate (proof above): the correctly rounded sum of m terms whose error-free
 // transformations left p, s and T, plus terms left out whose sum is at most `extra` in magnitude,
 // or false when it cannot be certified.
@@ -95,8 +130,8 @@ bool certify(double p, double s, double T, std::size_t m, double& result, double
 }  // namespace detail
 
 // The exact sum of the n products term(i).first * term(i).second (i = 0..n-1), rounded once;
-// `term` is called once per index, and once more for every index when the long accumulator is
-// needed. For a plain term x, return {x, 1.0}.
+// `term` is called once per index, once more when the certificate cannot decide, and once more for
+// every index when the long accumulator is needed. For a plain term x, return {x, 1.0}.
 template <class Term>
 double exact_sum_of_products(std::size_t n, Term&& term) noexcept {
   double p = -0.0, s = 0.0, T = 0.0;  // p starts at -0: -0 + x is x for every x, -0 included
@@ -126,6 +161,9 @@ double exact_sum_of_products(std::size_t n, Term&& term) noexcept {
   double result;
   // tiny's own fp64 sum of n < 2^30 non-negative terms is low by less than 2^-20 relative.
   if (split && detail::certify(p, s, T, n, result, tiny * (1 + 0x1p-20))) return result;
+  // Undecided with every product transformed: the sum may sit on a midpoint with errors that add up
+  // exactly (detail::exact_error_sum, a second call of term per index).
+  if (split && tiny == 0 && detail::exact_error_sum(n, term, result)) return result;
   // A non-finite factor decides the sum alone (IEEE 754, as LongSum::value() reads its flags): the
   // special-value cases need no long accumulator.
   if (!split) {
