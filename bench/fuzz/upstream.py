@@ -75,13 +75,15 @@ READINGS: dict[str, str] = {
     "fla-chunk-kda:859767a5": "ours, fixed: the harness passed chunk_size as a float (the host sends every scalar as "
                 "one) and chunk_kda calls chunk_size.bit_length(); an int-defaulted scalar now goes as an int "
                 "(test_an_int_scalar_reaches_the_implementation_as_an_int)",
-    "fla-chunk-kda:f1ad4288": "precision (read from the reports, not probed yet): final_state off by 0.2-0.6% relative "
-                "where kparity's faithful kda/chunk agrees with the oracle to 1e-7: the size of bf16 roundings, which "
-                "chunk_kda's chunked form makes on the operands of its tensor-core dots (k, q, the gate-scaled keys, "
-                "its WY intermediates) and the faithful model does not; the fp32 recurrence (fused_recurrent_kda) "
-                "passes on the same domain",
-    "fla-chunk-kda:db8e567a": "precision (read from the reports, not probed yet): the same bf16 operand roundings of the "
-                "chunked form, seen first in final_state with values=typical",
+    "fla-chunk-kda:f1ad4288": "precision (read from the reports and fla's source, not probed yet): final_state off by "
+                "0.2-0.6% relative where kparity's faithful kda/chunk agrees with the oracle to 1e-7: a few bf16 "
+                "roundings, which chunk_kda makes by storing its intermediates in the inputs' dtype (Aqk and Akk, "
+                "chunk_intra.py:817-819; w, u, qg, kg, wy_fast.py:284-287 at bc3b101d) and the faithful model does "
+                "not; the fp32 recurrence (fused_recurrent_kda) passes on the same domain "
+                "(probes/fla_chunk_precision.py settles it)",
+    "fla-chunk-kda:db8e567a": "precision (read from the reports and fla's source, not probed yet): the same bf16 "
+                "intermediates of the chunked form (Aqk/Akk, w/u/qg/kg stored in the inputs' dtype), seen first "
+                "in final_state with values=typical",
     "fla-chunk-kda:997c37ca": "their inconsistency (measured by the conventions probe, docs/upstream_conventions.md kda/chunk "
                 "k-nan): a NaN in token 2's k makes token 0's output NaN inside the same chunk (out[0, 0, 2, 0]: "
                 "NaN, the causal recurrence's value 0.75): the masked intra-chunk products carry NaN * 0 backwards "
