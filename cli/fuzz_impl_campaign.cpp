@@ -37,10 +37,10 @@ void add_impl_campaign_options(CLI::App& fuzz) {
         return v;
       }()));
   fuzz.add_option("--pins", o.pins,
-                  "With --impl: hold a JIT kernel's compile-relevant sizes and dtypes to a few values, "
+                  "With --impl: hold a JIT kernel's compile-relevant sizes, dtypes and layouts to a few values, "
                   "FAMILY:key=value,... with value lists as a|b, e.g. 'kda:K=32,V=32,H=1,HV=2,act=bf16,L=4|17' "
-                  "(sparse keys: D, H, dtype, sink; kda keys: H, HV, K, V, L, act, state, params, ring); everything "
-                  "else is drawn as usual");
+                  "(sparse keys: D, H, dtype, sink; kda keys: H, HV, K, V, L, act, state, params, ring; both: "
+                  "layout=compact, every tensor contiguous at offset 0); everything else is drawn as usual");
   fuzz.add_option("--max-findings", o.max_findings,
                   "With --impl: report up to this many distinct findings per property (each shrunk, with its repro); "
                   "the run goes on after a failure, excluding what it found")

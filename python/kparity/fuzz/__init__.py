@@ -9,7 +9,7 @@ the outputs upstream returns), on calls drawn by kparity's C++ generators and ju
 harness's differential rule; every failure carries its class (``FAILURE_CLASSES``), a one-line
 repro and the shrunk call saved as a ``kparity run`` dump. ``supports=`` declares the
 implementation's domain (a predicate on a ``CallInfo``), ``preset=`` draws a real model's shapes,
-and a run reports up to ``max_findings`` distinct findings per property (``known=`` accepts some,
+``pins=`` holds a JIT kernel's compile-relevant sizes, dtypes and layouts to a few shape classes, and a run reports up to ``max_findings`` distinct findings per property (``known=`` accepts some,
 so that the run digs for the next). Examples of implementations, correct
 and with planted bugs: ``kparity.testing.impls``. For C/C++/CUDA implementations:
 ``kparity fuzz --impl lib.so`` with the header in ``include_dir()``.

@@ -159,7 +159,9 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
       constexpr sizes and dtypes, seconds each): the sizes and dtypes to hold to the given values,
       e.g. ``{"K": 32, "V": 32, "H": 1, "HV": 2, "act": "bf16", "L": [4, 17]}`` (a list: one of its
       values per call; keys for sparse ops: D, H, dtype, sink; for KDA ops: H, HV, K, V, L, act,
-      state, params, ring), or the same as text ("K=32,V=32,L=4|17"). Everything else (token counts,
+      state, params, ring; for both: ``"layout": "compact"``, every tensor contiguous at offset 0, since
+      Triton also compiles anew per pointer alignment and stride class), or the same as text
+      ("K=32,V=32,L=4|17,layout=compact"). Everything else (token counts,
       batches, index lists, layouts, flags, values, edge buckets) is drawn as usual, so a small-shape
       run of a Triton kernel compiles a handful of kernels once and spends its time on cases. Not
       with a real-model preset (which fixes the shapes).
