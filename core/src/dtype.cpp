@@ -6,16 +6,6 @@
 
 namespace kparity {
 
-std::size_t dtype_size(DType t) noexcept {
-  switch (t) {
-    case DType::f64: case DType::i64: return 8;
-    case DType::f32: case DType::i32: return 4;
-    case DType::f16: case DType::bf16: return 2;
-    case DType::boolean: return 1;
-  }
-  return 0;
-}
-
 bool is_floating(DType t) noexcept {
   return t == DType::f64 || t == DType::f32 || t == DType::f16 || t == DType::bf16;
 }
@@ -95,10 +85,6 @@ std::uint16_t f32_to_bf16_bits(float x) noexcept {
   return static_cast<std::uint16_t>(u >> 16);
 }
 
-float bf16_bits_to_f32(std::uint16_t b) noexcept {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
-}
-
 std::uint16_t f32_to_f16_bits(float x) noexcept {
   const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
   const auto sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
@@ -122,19 +108,6 @@ std::uint16_t f32_to_f16_bits(float x) noexcept {
   std::uint32_t h = base;
   if (rem > half || (rem == half && (base & 1u))) ++h;
   return static_cast<std::uint16_t>(sign | h);
-}
-
-float f16_bits_to_f32(std::uint16_t h) noexcept {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu;
-  const std::uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1fu) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
-  if (exp == 0) {
-    // mant * 2^-24 is exact in fp32.
-    const float v = static_cast<float>(mant) * 0x1p-24f;
-    return sign ? -v : v;
-  }
-  return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (mant << 13));
 }
 
 namespace {
