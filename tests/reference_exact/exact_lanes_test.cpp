@@ -71,6 +71,10 @@ Family make(Kind k, std::size_t n, std::size_t lanes, std::mt19937_64& g) {
   return f;
 }
 
+// Lanes certify() decided and lanes dot2_certify decided, over every check: the fused verdict is
+// allowed to decline a few (powers of two), not to stop deciding.
+std::size_t g_certified = 0, g_fused = 0;
+
 void check(const Family& f, const std::string& what, bool in_range) {
   std::vector<double> p(f.lanes, -0.0), s(f.lanes, 0.0), T(f.lanes, 0.0);
   std::vector<unsigned char> ok(f.lanes, 1);
@@ -91,10 +95,17 @@ void check(const Family& f, const std::string& what, bool in_range) {
     for (bool promise : {false, in_range}) {
       const std::size_t undecided = lanes::dot2_certify(f.n, f.lanes, f.A.data(), f.lda, nullptr, f.b.data(), f.n, extra,
                                                         fused.data(), fused_dec.data(), promise);
-      EXPECT_EQ(undecided, static_cast<std::size_t>(std::count(dec.begin(), dec.end(), 0))) << what;
+      EXPECT_EQ(undecided, static_cast<std::size_t>(std::count(fused_dec.begin(), fused_dec.end(), 0))) << what;
+      EXPECT_GE(undecided, static_cast<std::size_t>(std::count(dec.begin(), dec.end(), 0))) << what;
+      g_certified += static_cast<std::size_t>(std::count(dec.begin(), dec.end(), 1));
+      g_fused += f.lanes - undecided;
+      // The fused verdict decides a subset of certify's lanes (one-sided at powers of two), with
+      // certify's result.
       for (std::size_t l = 0; l < f.lanes; ++l) {
-        ASSERT_EQ(fused_dec[l], dec[l]) << what << " lane " << l << " extra " << extra << " promise " << promise;
-        if (dec[l]) EXPECT_EQ(bits(fused[l]), bits(cert[l])) << what << " lane " << l;
+        if (fused_dec[l]) {
+          ASSERT_TRUE(dec[l]) << what << " lane " << l << " extra " << extra << " promise " << promise;
+          EXPECT_EQ(bits(fused[l]), bits(cert[l])) << what << " lane " << l;
+        }
       }
     }
   }
@@ -199,6 +210,8 @@ TEST(ExactLanes, EveryKernelsCertificateDecidesAsTheScalarOne) {
     }
   }
   EXPECT_GE(kernels, 1);
+  EXPECT_GT(g_certified, 1000u);
+  EXPECT_GE(static_cast<double>(g_fused), 0.95 * static_cast<double>(g_certified));
 }
 
 // The row indirection: term i reads row rows[i] of A.

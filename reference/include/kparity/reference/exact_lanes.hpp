@@ -84,10 +84,12 @@ void finish_lanes(std::size_t lanes, const double* p, const double* s, const dou
 // dot2 from a fresh start (p = -0, s = 0, T = 0, ok = 1 in every lane) and certify() of its m terms
 // plus `extra`, in one pass: each block of lanes keeps p, s, T in registers from its first term to
 // its verdict (issue 25: a sparse head's P.V at D = 512 with one or two keys spent more time storing
-// and reloading p, s, T and ok than summing). The same operations on the same values as dot2 then
-// certify: the same result[l] and decided[l]; returns how many lanes are undecided. in_range: a promise that every product a * b[i] is an
-// exact zero (a zero factor) or of magnitude in [2^-960, 2^1000] (what dot2's range verdict tests),
-// which lets the kernel skip that test; the results are the same as without it.
+// and reloading p, s, T and ok than summing). The same operations on the same values as dot2; the
+// verdict decides a subset of the lanes certify() decides (with AVX-512 a cheaper one-sided test,
+// exact_lanes.cpp verdict_avx512), with certify's result where it decides: where decided[l], result[l]
+// is the lane's exact sum rounded once. Returns how many lanes are undecided. in_range: a promise that
+// every product a * b[i] is an exact zero (a zero factor) or of magnitude in [2^-960, 2^1000] (what
+// dot2's range verdict tests), which lets the kernel skip that test; the results are the same.
 std::size_t dot2_certify(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
                          const double* b, std::size_t m, double extra, double* result, unsigned char* decided,
                          bool in_range = false) noexcept;
