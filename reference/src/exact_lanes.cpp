@@ -43,6 +43,31 @@ void dot2_scalar(std::size_t n, std::size_t l0, std::size_t l1, const double* A,
 
 #ifdef KPARITY_LANES_X86
 
+// One term of dot2_step on 8 lanes in AVX-512 registers (TwoProduct with an fma, TwoSum, s += q + r,
+// T += |q| + |r|), and with Track the range's running largest |product| and smallest |product| of
+// two non-zero factors. dot2_avx512 and dot2_certify_avx512 run it on two blocks a term.
+struct Lanes512 {
+  __m512d p, s, T, mx, mn;
+};
+
+template <bool Track>
+__attribute__((target("avx512f"), always_inline)) inline void dot2_step512(Lanes512& v, __m512d a, __m512d bb,
+                                                                          bool b_nonzero) {
+  const __m512d h = _mm512_mul_pd(a, bb);
+  const __m512d r = _mm512_fmsub_pd(a, bb, h);
+  const __m512d x = _mm512_add_pd(v.p, h);
+  const __m512d z = _mm512_sub_pd(x, v.p);
+  const __m512d q = _mm512_add_pd(_mm512_sub_pd(v.p, _mm512_sub_pd(x, z)), _mm512_sub_pd(h, z));
+  v.p = x;
+  v.s = _mm512_add_pd(v.s, _mm512_add_pd(q, r));
+  v.T = _mm512_add_pd(v.T, _mm512_add_pd(_mm512_abs_pd(q), _mm512_abs_pd(r)));
+  if constexpr (Track) {
+    const __m512d ah = _mm512_abs_pd(h);
+    v.mx = _mm512_max_pd(v.mx, ah);
+    if (b_nonzero) v.mn = _mm512_mask_min_pd(v.mn, _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_NEQ_UQ), v.mn, ah);
+  }
+}
+
 __attribute__((target("avx2,fma"))) void dot2_avx2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda,
                                                    const std::int32_t* rows, const double* b, double* p, double* s,
                                                    double* T, unsigned char* ok, std::size_t& done) {
@@ -94,38 +119,19 @@ __attribute__((target("avx512f"))) void dot2_avx512(std::size_t n, std::size_t l
   const __m512d inf = _mm512_set1_pd(INFINITY), zero = _mm512_setzero_pd();
   std::size_t l = 0;
   for (; l + 16 <= lanes; l += 16) {
-    __m512d p0 = _mm512_loadu_pd(p + l), p1 = _mm512_loadu_pd(p + l + 8);
-    __m512d s0 = _mm512_loadu_pd(s + l), s1 = _mm512_loadu_pd(s + l + 8);
-    __m512d T0 = _mm512_loadu_pd(T + l), T1 = _mm512_loadu_pd(T + l + 8);
-    __m512d mx0 = zero, mx1 = zero, mn0 = inf, mn1 = inf;
+    Lanes512 v0{_mm512_loadu_pd(p + l), _mm512_loadu_pd(s + l), _mm512_loadu_pd(T + l), zero, inf};
+    Lanes512 v1{_mm512_loadu_pd(p + l + 8), _mm512_loadu_pd(s + l + 8), _mm512_loadu_pd(T + l + 8), zero, inf};
     for (std::size_t i = 0; i < n; ++i) {
       const double* a = row_of(A, lda, rows, i) + l;
       const __m512d bb = _mm512_set1_pd(b[i]);
-      const __m512d a0 = _mm512_loadu_pd(a), a1 = _mm512_loadu_pd(a + 8);
-      const __m512d h0 = _mm512_mul_pd(a0, bb), h1 = _mm512_mul_pd(a1, bb);
-      const __m512d r0 = _mm512_fmsub_pd(a0, bb, h0), r1 = _mm512_fmsub_pd(a1, bb, h1);
-      const __m512d x0 = _mm512_add_pd(p0, h0), x1 = _mm512_add_pd(p1, h1);
-      const __m512d z0 = _mm512_sub_pd(x0, p0), z1 = _mm512_sub_pd(x1, p1);
-      const __m512d q0 = _mm512_add_pd(_mm512_sub_pd(p0, _mm512_sub_pd(x0, z0)), _mm512_sub_pd(h0, z0));
-      const __m512d q1 = _mm512_add_pd(_mm512_sub_pd(p1, _mm512_sub_pd(x1, z1)), _mm512_sub_pd(h1, z1));
-      p0 = x0, p1 = x1;
-      s0 = _mm512_add_pd(s0, _mm512_add_pd(q0, r0));
-      s1 = _mm512_add_pd(s1, _mm512_add_pd(q1, r1));
-      T0 = _mm512_add_pd(T0, _mm512_add_pd(_mm512_abs_pd(q0), _mm512_abs_pd(r0)));
-      T1 = _mm512_add_pd(T1, _mm512_add_pd(_mm512_abs_pd(q1), _mm512_abs_pd(r1)));
-      const __m512d ah0 = _mm512_abs_pd(h0), ah1 = _mm512_abs_pd(h1);
-      mx0 = _mm512_max_pd(mx0, ah0), mx1 = _mm512_max_pd(mx1, ah1);
-      if (b[i] != 0) {
-        const __mmask8 nz0 = _mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ), nz1 = _mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ);
-        mn0 = _mm512_mask_min_pd(mn0, nz0, mn0, ah0);
-        mn1 = _mm512_mask_min_pd(mn1, nz1, mn1, ah1);
-      }
+      dot2_step512<true>(v0, _mm512_loadu_pd(a), bb, b[i] != 0);
+      dot2_step512<true>(v1, _mm512_loadu_pd(a + 8), bb, b[i] != 0);
     }
-    _mm512_storeu_pd(p + l, p0), _mm512_storeu_pd(p + l + 8, p1);
-    _mm512_storeu_pd(s + l, s0), _mm512_storeu_pd(s + l + 8, s1);
-    _mm512_storeu_pd(T + l, T0), _mm512_storeu_pd(T + l + 8, T1);
+    _mm512_storeu_pd(p + l, v0.p), _mm512_storeu_pd(p + l + 8, v1.p);
+    _mm512_storeu_pd(s + l, v0.s), _mm512_storeu_pd(s + l + 8, v1.s);
+    _mm512_storeu_pd(T + l, v0.T), _mm512_storeu_pd(T + l + 8, v1.T);
     double mx[16], mn[16];
-    _mm512_storeu_pd(mx, mx0), _mm512_storeu_pd(mx + 8, mx1), _mm512_storeu_pd(mn, mn0), _mm512_storeu_pd(mn + 8, mn1);
+    _mm512_storeu_pd(mx, v0.mx), _mm512_storeu_pd(mx + 8, v1.mx), _mm512_storeu_pd(mn, v0.mn), _mm512_storeu_pd(mn + 8, v1.mn);
     for (int k = 0; k < 16; ++k)
       if (!(mx[k] <= kHuge && mn[k] >= kTiny && std::isfinite(p[l + k]))) ok[l + k] = 0;
   }
@@ -325,33 +331,15 @@ __attribute__((target("avx512f"))) std::size_t dot2_certify_avx512(std::size_t n
         }
       }
     }
-    for (std::size_t i = 1; i < n; ++i) {  // dot2_avx512's step, verbatim
+    Lanes512 v0{p0, s0, T0, mx0, mn0}, v1{p1, s1, T1, mx1, mn1};
+    for (std::size_t i = 1; i < n; ++i) {  // dot2_avx512's step
       const double* a = row_of(A, lda, rows, i) + l;
       const __m512d bb = _mm512_set1_pd(b[i]);
-      const __m512d a0 = _mm512_loadu_pd(a), a1 = _mm512_loadu_pd(a + 8);
-      const __m512d h0 = _mm512_mul_pd(a0, bb), h1 = _mm512_mul_pd(a1, bb);
-      const __m512d r0 = _mm512_fmsub_pd(a0, bb, h0), r1 = _mm512_fmsub_pd(a1, bb, h1);
-      const __m512d x0 = _mm512_add_pd(p0, h0), x1 = _mm512_add_pd(p1, h1);
-      const __m512d z0 = _mm512_sub_pd(x0, p0), z1 = _mm512_sub_pd(x1, p1);
-      const __m512d q0 = _mm512_add_pd(_mm512_sub_pd(p0, _mm512_sub_pd(x0, z0)), _mm512_sub_pd(h0, z0));
-      const __m512d q1 = _mm512_add_pd(_mm512_sub_pd(p1, _mm512_sub_pd(x1, z1)), _mm512_sub_pd(h1, z1));
-      p0 = x0, p1 = x1;
-      s0 = _mm512_add_pd(s0, _mm512_add_pd(q0, r0));
-      s1 = _mm512_add_pd(s1, _mm512_add_pd(q1, r1));
-      T0 = _mm512_add_pd(T0, _mm512_add_pd(_mm512_abs_pd(q0), _mm512_abs_pd(r0)));
-      T1 = _mm512_add_pd(T1, _mm512_add_pd(_mm512_abs_pd(q1), _mm512_abs_pd(r1)));
-      if constexpr (!InRange) {
-        const __m512d ah0 = _mm512_abs_pd(h0), ah1 = _mm512_abs_pd(h1);
-        mx0 = _mm512_max_pd(mx0, ah0), mx1 = _mm512_max_pd(mx1, ah1);
-        if (b[i] != 0) {
-          const __mmask8 nz0 = _mm512_cmp_pd_mask(a0, zero, _CMP_NEQ_UQ), nz1 = _mm512_cmp_pd_mask(a1, zero, _CMP_NEQ_UQ);
-          mn0 = _mm512_mask_min_pd(mn0, nz0, mn0, ah0);
-          mn1 = _mm512_mask_min_pd(mn1, nz1, mn1, ah1);
-        }
-      }
+      dot2_step512<!InRange>(v0, _mm512_loadu_pd(a), bb, b[i] != 0);
+      dot2_step512<!InRange>(v1, _mm512_loadu_pd(a + 8), bb, b[i] != 0);
     }
-    verdict_avx512<InRange>(p0, s0, T0, mx0, mn0, c, extra, result + l, decided + l);
-    verdict_avx512<InRange>(p1, s1, T1, mx1, mn1, c, extra, result + l + 8, decided + l + 8);
+    verdict_avx512<InRange>(v0.p, v0.s, v0.T, v0.mx, v0.mn, c, extra, result + l, decided + l);
+    verdict_avx512<InRange>(v1.p, v1.s, v1.T, v1.mx, v1.mn, c, extra, result + l + 8, decided + l + 8);
   }
   return l;
 }
