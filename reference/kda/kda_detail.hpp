@@ -49,12 +49,18 @@ inline void st(const TensorView& t, std::initializer_list<std::int64_t> i, doubl
 // kernel-sized shapes (issue 25).
 inline constexpr std::int64_t kStateTile = 8;
 
+// Where state (n, hv) starts in t, which must hold V x K of it (load_state_T and store_state_T).
+inline std::int64_t state_offset(const TensorView& t, std::int64_t n, std::int64_t hv, std::int64_t V, std::int64_t K) {
+  const std::int64_t base = elements::offset_of(t, {n, hv, std::int64_t{0}, std::int64_t{0}});
+  if (t.size(2) != V || t.size(3) != K) throw std::out_of_range("state view smaller than V x K");
+  return base;
+}
+
 template <class R>
 void load_state_T(const TensorView& t, std::int64_t n, std::int64_t hv, std::int64_t V, std::int64_t K, std::vector<R>& ST) {
   elements::require_host(t);
   if (V == 0 || K == 0) return;
-  const std::int64_t base = elements::offset_of(t, {n, hv, std::int64_t{0}, std::int64_t{0}});
-  if (t.size(2) != V || t.size(3) != K) throw std::out_of_range("state view smaller than V x K");
+  const std::int64_t base = state_offset(t, n, hv, V, K);
   thread_local std::vector<double> tile;
   tile.resize(static_cast<std::size_t>(kStateTile * K));
   for (std::int64_t j0 = 0; j0 < V; j0 += kStateTile) {
@@ -69,8 +75,7 @@ template <class R>
 void store_state_T(const TensorView& t, std::int64_t n, std::int64_t hv, std::int64_t V, std::int64_t K, const std::vector<R>& ST) {
   elements::require_host(t);
   if (V == 0 || K == 0) return;
-  const std::int64_t base = elements::offset_of(t, {n, hv, std::int64_t{0}, std::int64_t{0}});
-  if (t.size(2) != V || t.size(3) != K) throw std::out_of_range("state view smaller than V x K");
+  const std::int64_t base = state_offset(t, n, hv, V, K);
   thread_local std::vector<double> tile;
   tile.resize(static_cast<std::size_t>(kStateTile * K));
   for (std::int64_t j0 = 0; j0 < V; j0 += kStateTile) {
