@@ -14,11 +14,7 @@
 #include <immintrin.h>
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KPARITY_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KPARITY_CLONES
-#endif
+#include "lane_clones.hpp"
 
 namespace kparity::reference::sparse::detail {
 
