@@ -310,8 +310,38 @@ def fla_recurrent(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fused_recurrent_kda
 
 
+class Capture:
+    """KPARITY_CAPTURE_DIR: each call the adapter makes (up to KPARITY_CAPTURE_MAX, default 400) is
+    written as a `kparity run` dump whose expected.* are the upstream kernel's outputs, so that a
+    precision model of that kernel can be built and checked on the CPU against what the kernel did
+    (`kparity fuzz --replay`, probes/), without another device call."""
+
+    def __init__(self, op: str, directory: str, limit: int) -> None:
+        self.op, self.dir, self.limit, self.n = op, directory, limit, 0
+        os.makedirs(directory, exist_ok=True)
+
+    @staticmethod
+    def from_env(op: str) -> "Capture | None":
+        d = os.environ.get("KPARITY_CAPTURE_DIR")
+        return Capture(op, d, int(os.environ.get("KPARITY_CAPTURE_MAX", "400"))) if d else None
+
+    def __call__(self, args: tuple, kwargs: dict, outputs: dict[str, Any]) -> None:
+        if self.n >= self.limit:
+            return
+        from kparity._family import Op
+
+        path = os.path.join(self.dir, f"{self.op.replace('/', '.')}.{os.getpid()}.{self.n:04d}.safetensors")
+        self.n += 1
+        try:
+            Op(self.op).dump(path, *args, expected={k: v for k, v in outputs.items() if v is not None}, **kwargs)
+        except Exception as e:  # noqa: BLE001  (a capture never changes the verdict)
+            print(f"capture: {path}: {type(e).__name__}: {e}", file=sys.stderr)
+
+
 def fla_chunk(fn: Callable[..., Any]) -> Callable[..., Any]:
     import torch
+
+    capture = Capture.from_env("kda/chunk")
 
     def chunk_kda(*args, **kwargs):
         # kparity's kda/chunk is chunk_kda's own signature. Two things only: it runs under
@@ -320,6 +350,8 @@ def fla_chunk(fn: Callable[..., Any]) -> Callable[..., Any]:
         # intermediate states h that return_intermediate_states adds (kparity does not model them).
         with torch.inference_mode():
             r = fn(*args, **kwargs)
+        if capture is not None:
+            capture(args, kwargs, {"out": r[0], "final_state": r[1]})
         return r[0], r[1]
     return chunk_kda
 
@@ -430,7 +462,7 @@ class CompileBudget:
 class Run:
     target: str
     profile: str
-    shapes: str        # "small" or the preset
+    shapes: str        # "small", "large" (kernel-sized, pinned like small) or the preset
     seconds: float
     classes: int | None  # compile keys at most (None: the target's default for these shapes)
     out_dir: str
@@ -459,10 +491,10 @@ def run_one(r: Run) -> dict[str, Any]:
         target, impl = targets(r.peers)[r.target]
         if isinstance(impl, Exception):
             return {"run": r.stem, "skipped": f"{type(impl).__name__}: {impl}"}
-        small = r.shapes == "small"
+        small = r.shapes in ("small", "large")
         limit = r.classes if r.classes is not None else (target.classes_small if small else target.classes_preset)
         supports = CompileBudget(target.supports, target.compile_key, limit)
-        kw = dict(preset=None, pins=r.pins or None) if small else dict(preset=r.shapes)
+        kw = dict(preset=None, pins=r.pins or None, shapes=r.shapes) if small else dict(preset=r.shapes)
         report = check_implementation(target.op, impl, device="cpu" if r.peers == "--dry-run" else "cuda",
                                       time=r.seconds, profile=r.profile,
                                       seed=r.seed, name=target.name, supports=supports,
@@ -627,7 +659,10 @@ def main() -> int:
                     help="seconds per run at the model's preset (default --budget)")
     ap.add_argument("--targets", nargs="*", default=None, help="a subset of the targets")
     ap.add_argument("--profiles", nargs="*", default=None, help="a subset of the precision profiles")
-    ap.add_argument("--shapes", nargs="*", default=["small", "preset"], choices=["small", "preset"])
+    ap.add_argument("--shapes", nargs="*", default=["small", "preset"], choices=["small", "large", "preset"],
+                    help="small: the generators' own sizes, pinned; large: the kernel-sized tier (sequences "
+                         "of 31-65 tokens, which cross chunk_kda's chunk boundaries), pinned the same way; "
+                         "preset: the target's real-model preset")
     ap.add_argument("--jobs", type=int, default=0, help="parallel runs (default: every run at once, at most "
                     "half the CPU cores)")
     ap.add_argument("--seed", type=lambda s: int(s, 0), default=None)
@@ -662,7 +697,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.render:
         return render(args)
-    args.seconds_small = args.budget if "small" in args.shapes else 0.0
+    args.seconds_small = args.budget if {"small", "large"} & set(args.shapes) else 0.0
     args.seconds_preset = (args.seconds_preset or args.budget) if "preset" in args.shapes else 0.0
     out_dir = os.path.abspath(os.environ.get("OUT", "fuzz-upstream-out"))
     os.makedirs(out_dir, exist_ok=True)
@@ -691,8 +726,8 @@ def main() -> int:
             for shapes, kinds in [(sh, k) for sh in args.shapes
                                   for k in ([(p,) for p in args.properties] if args.split_properties
                                             else [tuple(args.properties)])]:
-                small = shapes == "small"
-                runs.append(Run(name, profile, "small" if small else target.preset,
+                small = shapes in ("small", "large")
+                runs.append(Run(name, profile, shapes if small else target.preset,
                                 args.seconds_small if small else args.seconds_preset,
                                 args.classes_small if small else args.classes_preset, out_dir, args.peers,
                                 args.seed, args.max_findings, args.first_call_timeout, args.case_timeout, args.known,

@@ -43,3 +43,40 @@ def test_dry_run_pins_each_small_run_and_reports_its_domain(tmp_path) -> None:
     assert "`H=2,HV=4,K=32,V=32,act=bf16,state=f32,params=f32,L=4|17,layout=compact`" in row.replace("\\|", "|")
     assert row.rstrip(" |").split("|")[-2].strip().endswith("(24)")  # its compile keys against the cap
     assert (tmp_path / "dry-replayssm.faithful.small.differential.json").exists()
+
+
+def test_chunk_adapter_captures_each_call_with_the_kernels_outputs(tmp_path, monkeypatch) -> None:
+    # KPARITY_CAPTURE_DIR: the fla_chunk adapter writes each call it makes as a dump whose expected.*
+    # are what the wrapped kernel returned (here kparity's own faithful model stands in for chunk_kda),
+    # at the kernel-sized tier that crosses chunk boundaries (sequences of 31-65 tokens).
+    import torch
+
+    import kparity
+    from kparity.fuzz import check_implementation
+
+    up = load()
+    monkeypatch.setenv("KPARITY_CAPTURE_DIR", str(tmp_path / "cap"))
+    monkeypatch.setenv("KPARITY_CAPTURE_MAX", "12")
+    returned = []
+
+    def stand_in(*args, **kwargs):
+        kwargs.pop("return_intermediate_states", None)
+        r = kparity.kda.chunk.reference(*args, precision="faithful", **kwargs)
+        returned.append(r["out"].clone())
+        return r["out"], r.get("final_state")
+
+    report = check_implementation("kda/chunk", up.fla_chunk(stand_in), device="cpu", cases=30, case_timeout=None,
+                                  properties=["differential"], shapes="large", pins=up.FLA_PINS)
+    assert report.passed, report.summary()
+    dumps = sorted((tmp_path / "cap").iterdir())
+    assert len(dumps) == 12  # the cap, though more calls were made
+    longest = 0
+    for i, p in enumerate(dumps):
+        call = kparity.load(p)
+        assert call.op == "kda/chunk"
+        assert torch.equal(call.expected["out"], returned[i])
+        q = call.args["q"]
+        cu = call.args.get("cu_seqlens")
+        lens = (cu[1:] - cu[:-1]).tolist() if cu is not None else [q.shape[1]]
+        longest = max(longest, *lens)
+    assert longest > 17  # beyond the small tier's longest sequence: a second chunk at chunk_size 32
