@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -50,7 +51,24 @@ int list(const FuzzOptions& o) {
   return kExitOk;
 }
 
+// KPARITY_FUZZ_PROFILE, when set: the precision profile (reference/precision_profile.hpp) the
+// faithful model runs under; false (after a message) when it names none.
+bool env_profile(std::optional<reference::PrecisionProfile>& out) {
+  const char* p = std::getenv("KPARITY_FUZZ_PROFILE");
+  if (p == nullptr) return true;
+  out = reference::parse_profile(p);
+  if (!out)
+    std::fprintf(stderr, "error: KPARITY_FUZZ_PROFILE=%s is not a precision profile (faithful, tf32-dot or its alias "
+                         "sglang-triton, fla-chunk)\n", p);
+  return out.has_value();
+}
+
 int replay(const FuzzOptions& o) {
+  // A saved upstream output (expected.*) is judged with the rule's faithful model under the
+  // kernel's profile, as the campaign that found it judged it.
+  std::optional<reference::PrecisionProfile> profile;
+  if (!env_profile(profile)) return kExitBadInput;
+  reference::PrecisionProfileScope scope(profile.value_or(reference::precision_profile()));
   std::string why;
   const auto backends = fz::cuda_backends(why);
   if (backends.empty()) std::printf("cuda: skipped, %s (replay checks the references only)\n", why.c_str());
@@ -99,14 +117,9 @@ int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
   fz::ImplPropertyOptions po;
   po.large = po.on_device = plugin->device().is_cuda();
   po.kinds.push_back("contract");
-  if (const char* p = std::getenv("KPARITY_FUZZ_PROFILE")) {
-    const auto profile = reference::parse_profile(p);
-    if (!profile) {
-      std::fprintf(stderr, "error: KPARITY_FUZZ_PROFILE=%s is not a precision profile (faithful, tf32-dot or its alias sglang-triton)\n", p);
-      return kExitBadInput;
-    }
-    po.profile = *profile;
-  }
+  std::optional<reference::PrecisionProfile> profile;
+  if (!env_profile(profile)) return kExitBadInput;
+  if (profile) po.profile = *profile;
   if (!apply_impl_campaign_options(po)) return kExitBadInput;  // --preset, --max-findings, --known
   std::vector<fz::Property> props;
   for (auto& p : fz::implementation_properties(backend, fz::op_specs(), po))

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <utility>
 
+#include "chunk_fla.hpp"
 #include "kparity/core/tensor.hpp"
+#include "kparity/reference/precision_profile.hpp"
 #include "kparity/reference/kda.hpp"
 #include "kparity/reference/kda_chunk.hpp"
 
@@ -86,6 +88,11 @@ void chunk(const ChunkArgs& a, Precision p, const ValidateOptions& options) {
     if (writes_final) r.final_state = v_first(varlen ? *a.final_state : row(*a.final_state, b), d.state_v_first);
     r.out = a.out.select(0, b);
     r.cu_seqlens = a.cu_seqlens;
+    if (p == Precision::faithful && precision_profile() == PrecisionProfile::fla_chunk) {
+      // fla's chunked pipeline with its rounding points (chunk_fla.cpp), instead of the recurrence's.
+      detail::chunk_fla_faithful(r, a.chunk_size ? static_cast<std::int64_t>(*a.chunk_size) : 64, a.safe_gate);
+      continue;
+    }
     // check_chunk accepted the call, so these structural checks pass; they stay as a guard.
     recurrent(r, p, ValidateOptions{Entry::reference, false, false});
   }

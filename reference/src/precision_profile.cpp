@@ -12,12 +12,18 @@ thread_local PrecisionProfile t_profile = PrecisionProfile::faithful;
 }  // namespace
 
 std::string_view profile_name(PrecisionProfile p) noexcept {
-  return p == PrecisionProfile::tf32_dot ? "tf32-dot" : "faithful";
+  switch (p) {
+    case PrecisionProfile::tf32_dot: return "tf32-dot";
+    case PrecisionProfile::fla_chunk: return "fla-chunk";
+    case PrecisionProfile::faithful: break;
+  }
+  return "faithful";
 }
 
 std::optional<PrecisionProfile> parse_profile(std::string_view s) noexcept {
   if (s == "faithful") return PrecisionProfile::faithful;
   if (s == "tf32-dot" || s == "sglang-triton") return PrecisionProfile::tf32_dot;
+  if (s == "fla-chunk") return PrecisionProfile::fla_chunk;
   return std::nullopt;
 }
 

@@ -29,6 +29,13 @@ def test_readings_belong_to_their_targets() -> None:
     assert up.reading({"id": "2349da32"}, "dry-sparse-decode") == "unclassified"
     assert "ff093243" in up.known_for("sglang-triton-paged-decode")
     assert "ff093243" not in up.known_for("fla-chunk-kda")
+    # A precision reading qualified by a profile is accepted in that profile's runs only: under
+    # fla-chunk, the profile that models chunk_kda's bf16 intermediates, the same id must fail.
+    assert "f1ad4288" in up.known_for("fla-chunk-kda", "faithful")
+    assert "f1ad4288" not in up.known_for("fla-chunk-kda", "fla-chunk")
+    assert "997c37ca" in up.known_for("fla-chunk-kda", "fla-chunk")  # not a precision reading: every profile
+    assert up.reading({"id": "f1ad4288"}, "fla-chunk-kda", "fla-chunk") == "unclassified"
+    assert up.reading({"id": "2349da32"}, "sglang-triton-replayssm-laid-out", "tf32-dot") == "unclassified"
 
 
 def test_dry_run_pins_each_small_run_and_reports_its_domain(tmp_path) -> None:

@@ -20,6 +20,11 @@
 //                once, at the store), and the rule's 2 |faithful - oracle| and the a-priori bound
 //                (reference/kda/error_bound.cpp) then admit the second rounding.
 //             The name stays for existing users; "sglang-triton" says what it stands for.
+//   fla-chunk fla's chunk_kda (fla/ops/kda/chunk_fwd.py @bc3b101d): kda/chunk's faithful model runs
+//             fla's chunked pipeline instead of the recurrence, with the intermediates it stores in
+//             the inputs' dtypes (normalised q and k, Aqk, (I + Akk)^-1, w, u, kg, the per-chunk
+//             states, v_new) and its TF32 dots (reference/kda/chunk_fla.cpp says where). Other ops
+//             are unchanged under it.
 //
 // The profile is per thread and set by a scope, like planted_fault.hpp; the ReplaySSM reference
 // applies it through dot_operand() at its two reconstruction operands and k_ring_entry() at the k
@@ -32,10 +37,10 @@
 
 namespace kparity::reference {
 
-enum class PrecisionProfile { faithful, tf32_dot };
+enum class PrecisionProfile { faithful, tf32_dot, fla_chunk };
 
-std::string_view profile_name(PrecisionProfile p) noexcept;  // "faithful", "tf32-dot"
-// "faithful", "tf32-dot" or its alias "sglang-triton".
+std::string_view profile_name(PrecisionProfile p) noexcept;  // "faithful", "tf32-dot", "fla-chunk"
+// "faithful", "tf32-dot" or its alias "sglang-triton", "fla-chunk".
 std::optional<PrecisionProfile> parse_profile(std::string_view s) noexcept;
 PrecisionProfile precision_profile() noexcept;
 
