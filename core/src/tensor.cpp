@@ -1,5 +1,6 @@
 #include "kparity/core/tensor.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -41,7 +42,90 @@ void reserve_storage(std::vector<std::byte>& v, std::size_t n) {
 #endif
 }
 
+// The per-thread store of recycled buffers (Tensor::recycled_*): at most kBinBuffers buffers and
+// kBinBytes bytes of capacity; a request takes the smallest buffer that holds it, a release beyond
+// the limits drops the smallest buffers (a large one serves every smaller request). A buffer
+// released during or after the thread's destruction of the store is freed as usual. Why these
+// limits: the kernel-sized fuzz tier's largest oracle copy is a 32 MiB input and a 64 MiB widened
+// output; the store holds a few such cases' worth and no more (it stays mapped while the thread lives).
+constexpr std::size_t kBinBuffers = 4, kBinBytes = std::size_t{256} << 20;
+struct Bin {
+  std::vector<std::vector<std::byte>> buffers;
+  std::size_t bytes = 0;
+  Bin() { buffers.reserve(kBinBuffers + 1); }  // release_buffer's push_back never allocates
+  ~Bin();
+};
+thread_local bool t_bin_gone = false;  // trivially destructible: readable while the store is destroyed
+Bin::~Bin() { t_bin_gone = true; }
+Bin& bin() {
+  thread_local Bin b;
+  return b;
+}
+
+// An empty vector whose capacity holds n bytes: a recycled buffer when one fits, else a fresh one
+// (faulted in as reserve_storage does).
+std::vector<std::byte> take_buffer(std::size_t n) {
+  std::vector<std::byte> v;
+  if (n >= kPopulateMin && !t_bin_gone) {
+    Bin& b = bin();
+    std::size_t best = b.buffers.size();
+    for (std::size_t i = 0; i < b.buffers.size(); ++i)
+      if (b.buffers[i].capacity() >= n && (best == b.buffers.size() || b.buffers[i].capacity() < b.buffers[best].capacity()))
+        best = i;
+    if (best < b.buffers.size()) {
+      v = std::move(b.buffers[best]);
+      b.buffers.erase(b.buffers.begin() + static_cast<std::ptrdiff_t>(best));
+      b.bytes -= v.capacity();
+      v.clear();
+      return v;
+    }
+  }
+  reserve_storage(v, n);
+  return v;
+}
+
+// Called from the destructor and the move assignment (noexcept): nothing here allocates (the store's
+// own first construction aside, which may; then the buffer is freed as usual).
+void release_buffer(std::vector<std::byte>&& v) noexcept try {
+  if (v.capacity() < kPopulateMin || v.capacity() > kBinBytes || t_bin_gone) return;  // freed by v's owner
+  Bin& b = bin();
+  b.bytes += v.capacity();
+  b.buffers.push_back(std::move(v));
+  while (b.buffers.size() > kBinBuffers || b.bytes > kBinBytes) {
+    auto smallest = std::min_element(b.buffers.begin(), b.buffers.end(),
+                                     [](const auto& x, const auto& y) { return x.capacity() < y.capacity(); });
+    b.bytes -= smallest->capacity();
+    b.buffers.erase(smallest);
+  }
+} catch (...) {
+}
+
 }  // namespace
+
+Tensor::~Tensor() {
+  if (recycle_) release_buffer(std::move(storage_));
+}
+
+Tensor Tensor::recycled_poisoned(DType dtype, Shape shape) {
+  Tensor t;
+  t.view_ = TensorView(nullptr, dtype, shape);
+  const std::size_t n = static_cast<std::size_t>(t.view_.numel()) * dtype_size(dtype);
+  t.storage_ = take_buffer(n);
+  t.storage_.assign(n, poison_byte(dtype));
+  t.view_.data = base_ptr(t.storage_, 0, dtype);
+  t.recycle_ = true;
+  return t;
+}
+
+Tensor Tensor::recycled_copy(const Tensor& other) {
+  Tensor t;
+  t.offset_ = other.offset_, t.view_ = other.view_;
+  t.storage_ = take_buffer(other.storage_.size());
+  t.storage_.assign(other.storage_.begin(), other.storage_.end());
+  t.view_.data = base_ptr(t.storage_, t.offset_, t.view_.dtype);
+  t.recycle_ = true;
+  return t;
+}
 
 Tensor::Tensor(DType dtype, Shape shape) : view_(nullptr, dtype, shape) {
   const std::size_t n = static_cast<std::size_t>(view_.numel()) * dtype_size(dtype);
@@ -77,20 +161,23 @@ Tensor& Tensor::operator=(const Tensor& other) {
 }
 
 Tensor::Tensor(Tensor&& other) noexcept
-    : storage_(std::move(other.storage_)), offset_(other.offset_), view_(other.view_) {
+    : storage_(std::move(other.storage_)), offset_(other.offset_), view_(other.view_), recycle_(other.recycle_) {
   view_.data = base_ptr(storage_, offset_, view_.dtype);
   other = Tensor();
 }
 
 Tensor& Tensor::operator=(Tensor&& other) noexcept {
   if (this != &other) {
+    if (recycle_) release_buffer(std::move(storage_));
     storage_ = std::move(other.storage_);
     offset_ = other.offset_;
     view_ = other.view_;
     view_.data = base_ptr(storage_, offset_, view_.dtype);
+    recycle_ = other.recycle_;
     other.storage_.clear();
     other.offset_ = 0;
     other.view_ = TensorView();
+    other.recycle_ = false;
   }
   return *this;
 }

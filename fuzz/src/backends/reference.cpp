@@ -67,13 +67,13 @@ Call run_oracle(const Call& call) {
   for (const auto& [name, t] : call.tensors) {
     const bool written = std::find(call.written.begin(), call.written.end(), name) != call.written.end();
     if (!written || !narrow_float(t.dtype())) {
-      o.tensors.emplace(name, t);
+      o.tensors.emplace(name, Tensor::recycled_copy(t));
       continue;
     }
     // A pure output's old contents are never read: poisoned, as the call's own buffer was, instead of
     // converted element by element (a kernel-sized out has up to 2^24 elements).
     const bool pure = std::find(call.pure_outputs.begin(), call.pure_outputs.end(), name) != call.pure_outputs.end();
-    Tensor wide = Tensor::poisoned(DType::f32, t.shape());
+    Tensor wide = Tensor::recycled_poisoned(DType::f32, t.shape());
     if (!pure) widen_into(t.view(), wide);
     o.tensors.emplace(name, std::move(wide));
     widened = true;

@@ -17,12 +17,21 @@ class Tensor {
   Tensor& operator=(const Tensor& other);
   Tensor(Tensor&& other) noexcept;
   Tensor& operator=(Tensor&& other) noexcept;
-  ~Tensor() = default;
+  ~Tensor();
   // Contiguous, zero-initialised.
   Tensor(DType dtype, Shape shape);
   // Contiguous and poisoned (the bytes of poison() below), written once: Tensor(dtype, shape).poison()
   // writes a large buffer twice (issue 25: a kernel-sized output has up to 2^24 elements).
   static Tensor poisoned(DType dtype, Shape shape);
+  // Recycled tensors (issue 25): the same tensors as poisoned() and the copy constructor make, whose
+  // buffer of 4 MiB or more, once the tensor is destroyed, goes to a small store of the destroying
+  // thread (at most 4 buffers, 256 MiB) instead of back to the allocator, for the next recycled
+  // tensor of that thread to reuse, its pages already mapped. For a caller that makes large tensors
+  // of similar sizes over and over (the fuzz oracle's copy of each case, fuzz/src/backends/reference.cpp):
+  // mapping fresh pages for tens of MiB a case was a quarter of a kernel-sized sparse oracle. Copies
+  // of a recycled tensor are ordinary tensors.
+  static Tensor recycled_poisoned(DType dtype, Shape shape);
+  static Tensor recycled_copy(const Tensor& other);
   // Strided over a buffer of `storage_elems` elements starting at `storage_offset`; throws
   // std::invalid_argument if the view would reach outside the buffer.
   static Tensor strided(DType dtype, Shape shape, Shape strides, std::int64_t storage_offset = 0,
@@ -56,6 +65,7 @@ class Tensor {
   std::vector<std::byte> storage_;
   std::int64_t offset_ = 0;
   TensorView view_;
+  bool recycle_ = false;  // the buffer goes to the thread's store when released
 };
 
 // Host copy with dtype conversion: values of `src` into `dst`, same shape. Throws on mismatch.
