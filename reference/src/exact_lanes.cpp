@@ -344,6 +344,49 @@ __attribute__((target("avx512f"))) std::size_t dot2_certify_avx512(std::size_t n
   return l;
 }
 
+// error_sums on 8 lanes at a time, their values gathered from the rows: detail::exact_error_sum's
+// steps in the same order on each lane (this file builds with -ffp-contract=off; the fma is
+// TwoProduct's, whose error is exactly product_error's). Returns the lanes done (a multiple of 8).
+__attribute__((target("avx512f"))) std::size_t error_sums_avx512(std::size_t n, const double* A, std::size_t lda,
+                                                                 const std::int32_t* rows, const double* b, std::size_t k,
+                                                                 const std::int32_t* which, double* out,
+                                                                 unsigned char* held) {
+  const __m512d zero = _mm512_setzero_pd(), tiny = _mm512_set1_pd(kTiny), huge = _mm512_set1_pd(kHuge);
+  const __m512d big = _mm512_set1_pd(DBL_MAX);
+  std::size_t j = 0;
+  for (; j + 8 <= k; j += 8) {
+    const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(which + j));
+    __m512d p = _mm512_set1_pd(-0.0), s = zero;
+    __mmask8 ok = 0xff;
+    for (std::size_t i = 0; i < n && ok; ++i) {
+      const __m512d a = _mm512_i32gather_pd(at, row_of(A, lda, rows, i), 8);
+      const __m512d bb = _mm512_set1_pd(b[i]);
+      const __m512d h = _mm512_mul_pd(a, bb), ah = _mm512_abs_pd(h);
+      // h == 0 ? (a == 0 || b == 0) : 2^-960 <= |h| <= 2^1000 (a NaN fails both)
+      const __mmask8 hz = _mm512_cmp_pd_mask(h, zero, _CMP_EQ_OQ);
+      const __mmask8 factor0 = b[i] == 0 ? __mmask8(0xff) : _mm512_cmp_pd_mask(a, zero, _CMP_EQ_OQ);
+      const __mmask8 in = _mm512_cmp_pd_mask(ah, tiny, _CMP_GE_OQ) & _mm512_cmp_pd_mask(ah, huge, _CMP_LE_OQ);
+      ok &= (hz & factor0) | (__mmask8(~hz) & in);
+      const __m512d r = _mm512_fmsub_pd(a, bb, h);
+      const __m512d x = _mm512_add_pd(p, h), z = _mm512_sub_pd(x, p);
+      const __m512d q = _mm512_add_pd(_mm512_sub_pd(p, _mm512_sub_pd(x, z)), _mm512_sub_pd(h, z));
+      p = x;
+      const __m512d c = _mm512_add_pd(q, r), zc = _mm512_sub_pd(c, q);
+      const __m512d ec = _mm512_add_pd(_mm512_sub_pd(q, _mm512_sub_pd(c, zc)), _mm512_sub_pd(r, zc));
+      const __m512d s2 = _mm512_add_pd(s, c), zs = _mm512_sub_pd(s2, s);
+      const __m512d es = _mm512_add_pd(_mm512_sub_pd(s, _mm512_sub_pd(s2, zs)), _mm512_sub_pd(c, zs));
+      ok &= _mm512_cmp_pd_mask(ec, zero, _CMP_EQ_OQ) & _mm512_cmp_pd_mask(es, zero, _CMP_EQ_OQ);
+      s = s2;
+    }
+    ok &= _mm512_cmp_pd_mask(_mm512_abs_pd(p), big, _CMP_LE_OQ) & _mm512_cmp_pd_mask(_mm512_abs_pd(s), big, _CMP_LE_OQ);
+    const __m512d result = _mm512_add_pd(p, s);
+    ok &= _mm512_cmp_pd_mask(result, zero, _CMP_NEQ_UQ);  // result != 0
+    _mm512_mask_i32scatter_pd(out, ok, at, result, 8);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(held + j), _mm512_cvtepi64_epi8(_mm512_maskz_set1_epi64(ok, 1)));
+  }
+  return j;
+}
+
 #endif  // KPARITY_LANES_X86
 
 }  // namespace
@@ -394,6 +437,20 @@ std::size_t dot2_certify(std::size_t n, std::size_t lanes, const double* A, std:
   std::size_t decided_count = 0;  // a branch-free count (the lanes are usually all decided)
   for (std::size_t l = 0; l < lanes; ++l) decided_count += decided[l];
   return lanes - decided_count;
+}
+
+void error_sums(std::size_t n, const double* A, std::size_t lda, const std::int32_t* rows, const double* b,
+                std::size_t k, const std::int32_t* which, double* out, unsigned char* held) noexcept {
+  std::size_t done = 0;
+#ifdef KPARITY_LANES_X86
+  if (active().load(std::memory_order_relaxed) == kAvx512) done = error_sums_avx512(n, A, lda, rows, b, k, which, out, held);
+#endif
+  for (std::size_t j = done; j < k; ++j) {
+    const std::size_t l = static_cast<std::size_t>(which[j]);
+    double r;
+    held[j] = detail::exact_error_sum(n, [&](std::size_t i) { return std::pair{row_of(A, lda, rows, i)[l], b[i]}; }, r);
+    if (held[j]) out[l] = r;
+  }
 }
 
 void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,

@@ -232,3 +232,71 @@ TEST(ExactLanes, RowIndicesSelectRows) {
 }
 
 }  // namespace
+
+// error_sums (exact_lanes.hpp) on every kernel: per listed lane, detail::exact_error_sum's verdict
+// and result on the lane's terms, and where it holds LongSum's exact sum rounded once; lanes not
+// listed and lanes not held keep their old values. Families of a few weights times small integers
+// (sums on rounding midpoints, what the certificate leaves to error_sums in dot2_finish) and random,
+// zero and special-value families; rows picked through an index list, lanes listed out of order.
+TEST(ExactLanes, ErrorSumsHoldWhereTheScalarExactErrorSumHolds) {
+  std::mt19937_64 g(2525);
+  std::uniform_real_distribution<double> W(0.0, 1.0);
+  std::uniform_int_distribution<int> V(-3, 3);
+  int kernels = 0;
+  std::size_t held_total = 0, declined_total = 0;
+  for (const char* name : {"scalar", "avx2", "avx512"}) {
+    std::unique_ptr<lanes::ForceKernel> force;
+    try {
+      force = std::make_unique<lanes::ForceKernel>(name);
+    } catch (const std::invalid_argument&) {
+      continue;  // not on this machine
+    }
+    ++kernels;
+    for (int trial = 0; trial < 400; ++trial) {
+      const std::size_t n = 1 + g() % 6, L = 1 + g() % 70, lda = L + 5, R = n + 2;
+      const int kind = trial % 4;  // 0, 1: midpoints; 2: random; 3: zeros and specials
+      std::vector<double> A(R * lda), b(n);
+      for (double& v : A) {
+        v = kind < 2 ? static_cast<double>(V(g)) : kind == 2 ? std::ldexp(W(g) - 0.5, V(g) * 7) : 0.0;
+        if (kind == 3) {
+          const int r = static_cast<int>(g() % 8);
+          v = r == 0 ? INFINITY : r == 1 ? NAN : r == 2 ? -0.0 : r == 3 ? std::ldexp(1.0, -1000) : static_cast<double>(V(g));
+        }
+      }
+      for (double& w : b) w = kind == 1 && g() % 2 ? 1.0 : W(g);
+      std::vector<std::int32_t> rows(n);
+      for (auto& r : rows) r = static_cast<std::int32_t>(g() % R);
+      std::vector<std::int32_t> which;
+      for (std::size_t l = 0; l < L; ++l)
+        if (g() % 4 != 0) which.push_back(static_cast<std::int32_t>(l));
+      std::shuffle(which.begin(), which.end(), g);
+      std::vector<double> out(L, 42.0);
+      std::vector<unsigned char> held(which.size(), 7);
+      lanes::error_sums(n, A.data(), lda, rows.data(), b.data(), which.size(), which.data(), out.data(), held.data());
+      std::vector<unsigned char> listed(L, 0);
+      for (std::size_t j = 0; j < which.size(); ++j) {
+        const std::size_t l = static_cast<std::size_t>(which[j]);
+        listed[l] = 1;
+        auto term = [&](std::size_t i) { return std::pair{A[static_cast<std::size_t>(rows[i]) * lda + l], b[i]}; };
+        double want = 0;
+        const bool holds = kparity::reference::detail::exact_error_sum(n, term, want);
+        ASSERT_EQ(held[j], holds ? 1 : 0) << name << " trial " << trial << " lane " << l;
+        if (!holds) {
+          EXPECT_EQ(out[l], 42.0) << name << " trial " << trial << " lane " << l;
+          ++declined_total;
+          continue;
+        }
+        ++held_total;
+        EXPECT_EQ(bits(out[l]), bits(want)) << name << " trial " << trial << " lane " << l;
+        LongSum acc;
+        for (std::size_t i = 0; i < n; ++i) acc.add_product(term(i).first, term(i).second);
+        EXPECT_EQ(bits(out[l]), bits(acc.value())) << name << " trial " << trial << " lane " << l;
+      }
+      for (std::size_t l = 0; l < L; ++l)
+        if (!listed[l]) EXPECT_EQ(out[l], 42.0) << name << " trial " << trial << " lane " << l;
+    }
+  }
+  EXPECT_GE(kernels, 1);
+  EXPECT_GT(held_total, 10000u);
+  EXPECT_GT(declined_total, 1000u);
+}

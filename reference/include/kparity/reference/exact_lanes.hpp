@@ -94,8 +94,19 @@ std::size_t dot2_certify(std::size_t n, std::size_t lanes, const double* A, std:
                          const double* b, std::size_t m, double extra, double* result, unsigned char* decided,
                          bool in_range = false) noexcept;
 
+// detail::exact_error_sum over lane l's n terms (A[rows[i] * lda + l], b[i]) (rows null: row i),
+// for each lane l = which[j], j < k: where it holds (the transformations' errors add up without
+// rounding), out[l] is the lane's exact sum rounded once and held[j] = 1; else held[j] = 0 and
+// out[l] is left as it was. Every kernel takes exact_error_sum's steps on the same values.
+void error_sums(std::size_t n, const double* A, std::size_t lda, const std::int32_t* rows, const double* b,
+                std::size_t k, const std::int32_t* which, double* out, unsigned char* held) noexcept;
+
 // finish_lanes() of a fresh dot2 over the n terms: out[l] is exact_sum_of_products' result of lane l
-// (fallback(l) where the certificate cannot decide), with the test-only fault of finish_lanes.
+// (fallback(l) where the certificate cannot decide), with the test-only fault of finish_lanes. With
+// no term left out (m == n, extra == 0) the lanes the certificate leaves undecided try error_sums
+// first, as exact_sum_of_products tries exact_error_sum before its long accumulator: a sum on a
+// rounding midpoint (a few weights times small integers) has no certificate, and the scalar
+// fallback per lane was a twentieth of a kernel-sized sparse prefill oracle (issue 25).
 template <class Fallback>
 void dot2_finish(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
                  const double* b, std::size_t m, double extra, double* out, Fallback&& fallback, bool in_range = false) {
@@ -106,10 +117,22 @@ void dot2_finish(std::size_t n, std::size_t lanes, const double* A, std::size_t 
     finish_lanes(lanes, p.data(), s.data(), T.data(), ok.data(), m, extra, out, fallback);
     return;
   }
-  thread_local std::vector<unsigned char> decided_lanes;
+  thread_local std::vector<unsigned char> decided_lanes, held;
+  thread_local std::vector<std::int32_t> which;
   decided_lanes.resize(lanes);
   unsigned char* decided = decided_lanes.data();
-  if (dot2_certify(n, lanes, A, lda, rows, b, m, extra, out, decided, in_range) == 0) return;
+  const std::size_t undecided = dot2_certify(n, lanes, A, lda, rows, b, m, extra, out, decided, in_range);
+  if (undecided == 0) return;
+  if (m == n && extra == 0 && n > 0) {
+    which.clear();
+    for (std::size_t l = 0; l < lanes; ++l)
+      if (!decided[l]) which.push_back(static_cast<std::int32_t>(l));
+    held.resize(which.size());
+    error_sums(n, A, lda, rows, b, which.size(), which.data(), out, held.data());
+    for (std::size_t j = 0; j < which.size(); ++j)
+      if (!held[j]) out[which[j]] = fallback(static_cast<std::size_t>(which[j]));
+    return;
+  }
   for (std::size_t l = 0; l < lanes; ++l)
     if (!decided[l]) out[l] = fallback(l);
 }
