@@ -248,15 +248,6 @@ struct HeadDots {
 // (exact_lanes.hpp) for the keys whose products are all in the transformations' range, a bound for
 // keys whose products are all tiny, exact_sum_of_products for the rest (and for every channel when a
 // key falls between, a weight or value is not finite, or the fast paths are off).
-// Whether some x[d] is +-0: the test on the bits (x << 1 == 0), which the compiler vectorises (it
-// keeps a floating-point comparison loop scalar; per channel of every head that loop was a third of
-// weighted_values' own time).
-bool any_zero(const double* x, std::int64_t n) {
-  std::uint64_t zero = 0;
-  for (std::int64_t d = 0; d < n; ++d) zero |= static_cast<std::uint64_t>((std::bit_cast<std::uint64_t>(x[d]) << 1) == 0);
-  return zero != 0;
-}
-
 void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vector<std::int64_t>& same,
                      const std::vector<double>& w, std::int64_t D, double* num, ZeroSigns& zs) {
   const std::int64_t n = keys.size();

@@ -38,6 +38,12 @@ KPARITY_CLONES void blend_zeros(std::int64_t D, const std::uint64_t* __restrict 
 
 }  // namespace
 
+KPARITY_CLONES bool any_zero(const double* __restrict x, std::int64_t n) {
+  std::uint64_t zero = 0;
+  for (std::int64_t d = 0; d < n; ++d) zero |= static_cast<std::uint64_t>((std::bit_cast<std::uint64_t>(x[d]) << 1) == 0);
+  return zero != 0;
+}
+
 void ZeroSigns::compute(const TokenKeys& keys) {
   if (ready) return;
   const std::int64_t D = keys.D;

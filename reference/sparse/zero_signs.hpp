@@ -15,6 +15,11 @@
 
 namespace kparity::reference::sparse::detail {
 
+// Whether some x[d] is +-0: the test on the bits (x << 1 == 0), in AVX-512/AVX2 clones (compiled for
+// baseline x86-64 only, without a 64-bit vector compare, the loop stayed scalar: a per-head pass over
+// the channels of every P.V, issue 25).
+bool any_zero(const double* x, std::int64_t n);
+
 struct ZeroSigns {
   std::vector<std::uint64_t> zero;  // per channel: the bits of +0.0 or -0.0 (decided channels)
   std::vector<std::uint64_t> open;  // per channel: all ones where the weights decide, else 0
