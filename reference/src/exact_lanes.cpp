@@ -301,6 +301,8 @@ __attribute__((target("avx512f"), always_inline)) inline void verdict_avx512(__m
 // - InRange: the caller knows every product is an exact zero (a zero factor) or within
 //   [2^-960, 2^1000] (sink_attention.cpp's per-key test): the largest and smallest |product| are
 //   not tracked, the range verdict reduces to p being finite, as dot2's own verdict would be.
+constexpr std::size_t kAhead = 8;  // terms a block's rows are prefetched ahead
+
 template <bool InRange>
 __attribute__((target("avx512f"))) std::size_t dot2_certify_avx512(std::size_t n, std::size_t lanes, const double* A,
                                                                     std::size_t lda, const std::int32_t* rows,
@@ -334,6 +336,11 @@ __attribute__((target("avx512f"))) std::size_t dot2_certify_avx512(std::size_t n
     Lanes512 v0{p0, s0, T0, mx0, mn0}, v1{p1, s1, T1, mx1, mn1};
     for (std::size_t i = 1; i < n; ++i) {  // dot2_avx512's step
       const double* a = row_of(A, lda, rows, i) + l;
+      if (i + kAhead < n) {
+        const double* ahead = row_of(A, lda, rows, i + kAhead) + l;
+        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + 8), _MM_HINT_T0);
+      }
       const __m512d bb = _mm512_set1_pd(b[i]);
       dot2_step512<!InRange>(v0, _mm512_loadu_pd(a), bb, b[i] != 0);
       dot2_step512<!InRange>(v1, _mm512_loadu_pd(a + 8), bb, b[i] != 0);
