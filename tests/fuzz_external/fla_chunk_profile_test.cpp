@@ -20,6 +20,7 @@
 #include "kparity/fuzz/generators/kda_chunk_gen.hpp"
 #include "kparity/ops/op_table.hpp"
 #include "kparity/reference/precision_profile.hpp"
+#include "profile_property.hpp"
 
 namespace kparity::fuzz {
 namespace {
@@ -84,11 +85,7 @@ Backend fla_chunk_kernel(bool drop_last) {
 }
 
 PropertyOutcome differential(const Backend& b, PrecisionProfile profile, int cases) {
-  ImplPropertyOptions po;
-  po.kinds = {"differential"};
-  po.profile = profile;
-  const auto props = implementation_properties(b, {spec_for("kda/chunk")}, po);
-  return run_property(props.at(0), 0x6b70617269747931ull, cases, 100, true);
+  return test::profiled_differential(b, "kda/chunk", profile, cases);
 }
 
 TEST(FlaChunkProfile, ModelFailsFaithfulPassesFlaChunk) {

@@ -14,6 +14,7 @@
 #include "kparity/ops/op_table.hpp"
 #include "kparity/reference/planted_fault.hpp"
 #include "kparity/reference/precision_profile.hpp"
+#include "profile_property.hpp"
 
 namespace kparity::fuzz {
 namespace {
@@ -62,11 +63,7 @@ Backend tf32_kernel(reference::PlantedFault fault = reference::PlantedFault::non
 }
 
 PropertyOutcome differential(const Backend& b, PrecisionProfile profile, int cases) {
-  ImplPropertyOptions po;
-  po.kinds = {"differential"};
-  po.profile = profile;
-  const auto props = implementation_properties(b, {spec_for("kda/replayssm_decode")}, po);
-  return run_property(props.at(0), 0x6b70617269747931ull, cases, 100, true);
+  return test::profiled_differential(b, "kda/replayssm_decode", profile, cases);
 }
 
 TEST(PrecisionProfile, Tf32KernelFailsFaithfulPassesTf32Dot) {
