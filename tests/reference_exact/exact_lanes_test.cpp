@@ -137,9 +137,11 @@ void check(const Family& f, const std::string& what, bool in_range) {
   }
 }
 
-TEST(ExactLanes, EveryKernelMatchesTheScalarStepsAndTheExactSum) {
-  std::mt19937_64 g(25);
-  int kernels = 0;
+// Runs body(name) under each lane kernel this machine has (scalar; AVX2 and AVX-512 where the CPU
+// has them), each forced in turn; returns how many ran.
+template <class Body>
+int for_each_kernel(Body&& body) {
+  int ran = 0;
   for (const char* name : {"scalar", "avx2", "avx512"}) {
     std::unique_ptr<lanes::ForceKernel> force;
     try {
@@ -147,7 +149,15 @@ TEST(ExactLanes, EveryKernelMatchesTheScalarStepsAndTheExactSum) {
     } catch (const std::invalid_argument&) {
       continue;  // not on this machine
     }
-    ++kernels;
+    ++ran;
+    body(name);
+  }
+  return ran;
+}
+
+TEST(ExactLanes, EveryKernelMatchesTheScalarStepsAndTheExactSum) {
+  std::mt19937_64 g(25);
+  const int kernels = for_each_kernel([&](const char* name) {
     EXPECT_STREQ(lanes::kernel_name(), name);
     for (Kind k : {Kind::random, Kind::cancelling, Kind::tiny, Kind::huge, Kind::zeros, Kind::special, Kind::short_ints})
       for (std::size_t lanes_n : {1, 7, 8, 16, 23, 40, 48, 130})
@@ -157,7 +167,7 @@ TEST(ExactLanes, EveryKernelMatchesTheScalarStepsAndTheExactSum) {
           check(f, std::string(name) + " kind " + std::to_string(static_cast<int>(k)) + " lanes " +
                        std::to_string(lanes_n) + " n " + std::to_string(n), in_range);
         }
-  }
+  });
   EXPECT_GE(kernels, 1);
   EXPECT_GT(g_certified, 1000u);
   EXPECT_GE(static_cast<double>(g_fused), 0.95 * static_cast<double>(g_certified));
@@ -174,15 +184,7 @@ TEST(ExactLanes, EveryKernelsCertificateDecidesAsTheScalarOne) {
   const std::size_t L = 37;  // vector blocks and a tail
   std::vector<double> p(L), s(L), T(L), out(L);
   std::vector<unsigned char> ok(L), decided(L);
-  int kernels = 0;
-  for (const char* name : {"scalar", "avx2", "avx512"}) {
-    std::unique_ptr<lanes::ForceKernel> force;
-    try {
-      force = std::make_unique<lanes::ForceKernel>(name);
-    } catch (const std::invalid_argument&) {
-      continue;
-    }
-    ++kernels;
+  const int kernels = for_each_kernel([&](const char* name) {
     for (int round = 0; round < 400; ++round) {
       for (std::size_t l = 0; l < L; ++l) {
         const int kind = static_cast<int>(g() % 8);
@@ -210,7 +212,7 @@ TEST(ExactLanes, EveryKernelsCertificateDecidesAsTheScalarOne) {
         if (dec) EXPECT_EQ(bits(out[l]), bits(want)) << name << " lane " << l << " round " << round;
       }
     }
-  }
+  });
   EXPECT_GE(kernels, 1);
 }
 
@@ -242,16 +244,8 @@ TEST(ExactLanes, ErrorSumsHoldWhereTheScalarExactErrorSumHolds) {
   std::mt19937_64 g(2525);
   std::uniform_real_distribution<double> W(0.0, 1.0);
   std::uniform_int_distribution<int> V(-3, 3);
-  int kernels = 0;
   std::size_t held_total = 0, declined_total = 0;
-  for (const char* name : {"scalar", "avx2", "avx512"}) {
-    std::unique_ptr<lanes::ForceKernel> force;
-    try {
-      force = std::make_unique<lanes::ForceKernel>(name);
-    } catch (const std::invalid_argument&) {
-      continue;  // not on this machine
-    }
-    ++kernels;
+  const int kernels = for_each_kernel([&](const char* name) {
     for (int trial = 0; trial < 400; ++trial) {
       const std::size_t n = 1 + g() % 6, L = 1 + g() % 70, lda = L + 5, R = n + 2;
       const int kind = trial % 4;  // 0, 1: midpoints; 2: random; 3: zeros and specials
@@ -295,7 +289,7 @@ TEST(ExactLanes, ErrorSumsHoldWhereTheScalarExactErrorSumHolds) {
       for (std::size_t l = 0; l < L; ++l)
         if (!listed[l]) EXPECT_EQ(out[l], 42.0) << name << " trial " << trial << " lane " << l;
     }
-  }
+  });
   EXPECT_GE(kernels, 1);
   EXPECT_GT(held_total, 10000u);
   EXPECT_GT(declined_total, 1000u);
