@@ -1,6 +1,6 @@
 // elements::widen_f16_run / widen_bf16_run (elements.hpp): contiguous runs of 16-bit floats widened
 // to fp64, sixteen at a time with AVX-512 (vcvtph2ps, exact for every half including subnormals,
-// then vcvtps2pd), the rest and other machines through widen_f16 / widen_bf16 element by element.
+// then vcvtps2pd), the rest and other machines through f16_bits_to_f32 / bf16_bits_to_f32 element by element.
 // A NaN comes out as the scalar path gives it: the scalar path's float carries the half's payload
 // and float-to-double conversion sets the quiet bit; vcvtph2ps sets the quiet bit first and keeps
 // the payload (the test compares all 65,536 patterns). Loading q at a kernel-sized sparse call widens
@@ -56,7 +56,7 @@ void widen_f16_run(const std::uint16_t* src, std::int64_t n, double* out) noexce
 #ifdef KPARITY_WIDEN_X86
   if (has_avx512()) i = f16_avx512(src, n, out);
 #endif
-  for (; i < n; ++i) out[i] = static_cast<double>(widen_f16(src[i]));
+  for (; i < n; ++i) out[i] = static_cast<double>(f16_bits_to_f32(src[i]));
 }
 
 void widen_bf16_run(const std::uint16_t* src, std::int64_t n, double* out) noexcept {
@@ -64,7 +64,7 @@ void widen_bf16_run(const std::uint16_t* src, std::int64_t n, double* out) noexc
 #ifdef KPARITY_WIDEN_X86
   if (has_avx512()) i = bf16_avx512(src, n, out);
 #endif
-  for (; i < n; ++i) out[i] = static_cast<double>(widen_bf16(src[i]));
+  for (; i < n; ++i) out[i] = static_cast<double>(bf16_bits_to_f32(src[i]));
 }
 
 }  // namespace kparity::reference::elements

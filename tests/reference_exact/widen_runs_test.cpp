@@ -34,8 +34,8 @@ TEST(WidenRuns, EveryPatternWidensAsTheScalarWidening) {
     el::widen_bf16_run(all.data() + start, n, bf16.data());
     for (std::int64_t i = 0; i < n; ++i) {
       const std::uint16_t h = all[start + static_cast<std::size_t>(i)];
-      ASSERT_EQ(bits(f16[i]), bits(static_cast<double>(el::widen_f16(h)))) << std::hex << h;
-      ASSERT_EQ(bits(bf16[i]), bits(static_cast<double>(el::widen_bf16(h)))) << std::hex << h;
+      ASSERT_EQ(bits(f16[i]), bits(static_cast<double>(kparity::f16_bits_to_f32(h)))) << std::hex << h;
+      ASSERT_EQ(bits(bf16[i]), bits(static_cast<double>(kparity::bf16_bits_to_f32(h)))) << std::hex << h;
     }
   }
 }

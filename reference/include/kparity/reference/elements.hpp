@@ -21,30 +21,8 @@ inline void require_host(const TensorView& v) {
   if (v.device.is_cuda()) throw std::logic_error("host element access on a " + v.device.str() + " tensor view");
 }
 
-// The widenings of core/dtype.hpp (f16_bits_to_f32, bf16_bits_to_f32), inline: the same bits.
-inline float widen_bf16(std::uint16_t b) noexcept { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
-inline float widen_f16(std::uint16_t h) noexcept {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu;
-  const std::uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1fu) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
-  if (exp == 0) {
-    const float v = static_cast<float>(mant) * 0x1p-24f;  // exact in fp32
-    return sign ? -v : v;
-  }
-  return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (mant << 13));
-}
-
-// dtype_size, inline.
-inline std::int64_t bytes_of(DType t) noexcept {
-  switch (t) {
-    case DType::f64: case DType::i64: return 8;
-    case DType::f32: case DType::i32: return 4;
-    case DType::f16: case DType::bf16: return 2;
-    case DType::boolean: return 1;
-  }
-  return 1;
-}
+// Element sizes and 16-bit widenings come from core/dtype.hpp, where they are inline.
+inline std::int64_t bytes_of(DType t) noexcept { return static_cast<std::int64_t>(dtype_size(t)); }
 
 // The element at `offset` (in elements, from v.data), as TensorView::load reads it.
 inline double load_at(const TensorView& v, std::int64_t offset) noexcept {
@@ -52,8 +30,8 @@ inline double load_at(const TensorView& v, std::int64_t offset) noexcept {
   switch (v.dtype) {
     case DType::f32: { float x; std::memcpy(&x, p, 4); return x; }
     case DType::f64: { double x; std::memcpy(&x, p, 8); return x; }
-    case DType::bf16: { std::uint16_t b; std::memcpy(&b, p, 2); return widen_bf16(b); }
-    case DType::f16: { std::uint16_t b; std::memcpy(&b, p, 2); return widen_f16(b); }
+    case DType::bf16: { std::uint16_t b; std::memcpy(&b, p, 2); return bf16_bits_to_f32(b); }
+    case DType::f16: { std::uint16_t b; std::memcpy(&b, p, 2); return f16_bits_to_f32(b); }
     case DType::i32: { std::int32_t x; std::memcpy(&x, p, 4); return x; }
     case DType::i64: { std::int64_t x; std::memcpy(&x, p, 8); return static_cast<double>(x); }
     case DType::boolean: { std::uint8_t x; std::memcpy(&x, p, 1); return x != 0 ? 1.0 : 0.0; }
@@ -75,7 +53,7 @@ inline void store_at(const TensorView& v, std::int64_t offset, double x) noexcep
   }
 }
 
-// Contiguous runs of n 16-bit floats widened to fp64: widen_f16 / widen_bf16 element by element,
+// Contiguous runs of n 16-bit floats widened to fp64: f16_bits_to_f32 / bf16_bits_to_f32 element by element,
 // the same bits, vectorised (widen_runs.cpp).
 void widen_f16_run(const std::uint16_t* src, std::int64_t n, double* out) noexcept;
 void widen_bf16_run(const std::uint16_t* src, std::int64_t n, double* out) noexcept;
