@@ -57,7 +57,7 @@ Seq load(const RecurrentArgs& x, I bos, I n, I hv, I H, I HV) {
   s.qt = x.q.dtype, s.kt = x.k.dtype, s.vt = x.v.dtype, s.bt = x.beta.dtype, s.ot = x.out.dtype;
   const I K = s.K, V = s.V, h = hv / (HV / H);
   s.q.resize(n * K), s.k.resize(n * K), s.g.resize(n * K), s.v.resize(n * V), s.beta.resize(n);
-  std::vector<float> a(K), bias(K);
+  std::vector<float> a(K), bias(K), normed;
   for (I t = 0; t < n; ++t) {
     const I row = bos + t;
     float* q = &s.q[t * K];
@@ -67,10 +67,9 @@ Seq load(const RecurrentArgs& x, I bos, I n, I hv, I H, I HV) {
     ld_run<float>(x.v, {row, hv, I{0}}, 2, V, &s.v[t * V]);
     if (x.use_qk_l2norm_in_kernel) {  // l2norm_fwd: y = x * (1 / sqrt(sum x^2 + eps)), stored in x's dtype
       for (auto [p, dt] : {std::pair{q, s.qt}, std::pair{k, s.kt}}) {
-        float ss = 0.0f;
-        for (I c = 0; c < K; ++c) ss += p[c] * p[c];
-        const float r = 1.0f / std::sqrt(ss + 1e-6f);
-        for (I c = 0; c < K; ++c) p[c] = round_through(p[c] * r, dt);
+        normed.assign(p, p + K);
+        l2_normalise(normed, NormForm::multiply);
+        for (I c = 0; c < K; ++c) p[c] = round_through(normed[c], dt);
       }
     }
     float* g = &s.g[t * K];
