@@ -59,7 +59,7 @@ bool env_profile(std::optional<reference::PrecisionProfile>& out) {
   out = reference::parse_profile(p);
   if (!out)
     std::fprintf(stderr, "error: KPARITY_FUZZ_PROFILE=%s is not a precision profile (faithful, tf32-dot or its alias "
-                         "sglang-triton, fla-chunk)\n", p);
+                         "sglang-triton, fla-chunk, kparity-chunk)\n", p);
   return out.has_value();
 }
 

@@ -25,6 +25,14 @@ if(TARGET test_fuzz_corpus AND TARGET kparity_cli)
     set_tests_properties(fuzz.controls.long PROPERTIES LABELS "cpu;long" TIMEOUT 14400)
   endif()
 endif()
+# Issue 30: the accuracy comparison tool on the twelve captured chunk_kda calls, fla-chunk's model
+# standing in for a kernel: its errors against the oracle must be within 3x of what chunk_kda itself
+# erred on each call and tensor (the model has fla's rounding points, not its summation order).
+if(TARGET kda_chunk_accuracy)
+  add_test(NAME bench.kda_chunk_accuracy.fla_chunk_model
+           COMMAND kda_chunk_accuracy --impl fla-chunk --check-ratio 3 ${PROJECT_SOURCE_DIR}/tests/data/fla_chunk_kda)
+  set_tests_properties(bench.kda_chunk_accuracy.fla_chunk_model PROPERTIES LABELS cpu TIMEOUT 300)
+endif()
 foreach(cli_test test_cli test_gpu_cli)
   if(TARGET ${cli_test})
     # The CLI tests run the real binary, so they need its path and must build after it.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "chunk_fla.hpp"
+#include "chunk_kparity.hpp"
 #include "kparity/core/tensor.hpp"
 #include "kparity/reference/precision_profile.hpp"
 #include "kparity/reference/kda.hpp"
@@ -91,6 +92,10 @@ void chunk(const ChunkArgs& a, Precision p, const ValidateOptions& options) {
     if (p == Precision::faithful && precision_profile() == PrecisionProfile::fla_chunk) {
       // fla's chunked pipeline with its rounding points (chunk_fla.cpp), instead of the recurrence's.
       detail::chunk_fla_faithful(r, a.chunk_size ? static_cast<std::int64_t>(*a.chunk_size) : 64, a.safe_gate);
+      continue;
+    }
+    if (p == Precision::faithful && precision_profile() == PrecisionProfile::kparity_chunk) {
+      detail::chunk_kparity_faithful(r);  // kparity's chunked kernel's form and rounding points (chunk_kparity.cpp)
       continue;
     }
     // check_chunk accepted the call, so these structural checks pass; they stay as a guard.

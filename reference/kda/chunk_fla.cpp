@@ -30,6 +30,7 @@
 #include <cmath>
 #include <vector>
 
+#include "chunk_heads.hpp"
 #include "kda_detail.hpp"
 #include "kparity/reference/precision_profile.hpp"
 
@@ -57,7 +58,7 @@ Seq load(const RecurrentArgs& x, I bos, I n, I hv, I H, I HV) {
   s.qt = x.q.dtype, s.kt = x.k.dtype, s.vt = x.v.dtype, s.bt = x.beta.dtype, s.ot = x.out.dtype;
   const I K = s.K, V = s.V, h = hv / (HV / H);
   s.q.resize(n * K), s.k.resize(n * K), s.g.resize(n * K), s.v.resize(n * V), s.beta.resize(n);
-  std::vector<float> a(K), bias(K), normed;
+  std::vector<float> normed;
   for (I t = 0; t < n; ++t) {
     const I row = bos + t;
     float* q = &s.q[t * K];
@@ -72,15 +73,7 @@ Seq load(const RecurrentArgs& x, I bos, I n, I hv, I H, I HV) {
         for (I c = 0; c < K; ++c) p[c] = round_through(normed[c], dt);
       }
     }
-    float* g = &s.g[t * K];
-    if (x.g) {
-      ld_run<float>(*x.g, {row, hv, I{0}}, 2, K, g);
-    } else {
-      per_head_k_run<float>(*x.a, row, hv, K, a.data());
-      bias_run<float>(*x.dt_bias, hv, K, bias.data());
-      const float A_log = static_cast<float>(ld(*x.A_log, {hv}));
-      for (I c = 0; c < K; ++c) g[c] = gate(a[c] + bias[c], A_log, x.lower_bound);
-    }
+    log_gate_run(x, row, hv, K, &s.g[t * K]);
     const float b = static_cast<float>(ld(x.beta, {row, hv}));
     s.beta[t] = x.beta_is_logits ? sigmoid(b) : b;  // fused_beta_sigmoid writes fp32
   }
@@ -258,20 +251,11 @@ void run_head(const RecurrentArgs& x, I bos, I len, I hv, I H, I HV, I BT, bool 
 }  // namespace
 
 void chunk_fla_faithful(const RecurrentArgs& x, std::int64_t chunk_size, bool safe_gate) {
-  const I T = x.q.size(0), H = x.q.size(1), K = x.q.size(2), HV = x.v.size(1), V = x.v.size(2);
-  std::vector<I> cu{0, T};
-  if (x.cu_seqlens) {
-    cu.resize(static_cast<std::size_t>(x.cu_seqlens->size(0)));
-    for (std::size_t n = 0; n < cu.size(); ++n) cu[n] = ld_int(*x.cu_seqlens, {static_cast<I>(n)});
-  }
-  for (std::size_t n = 0; n + 1 < cu.size(); ++n)
-    for (I hv = 0; hv < HV; ++hv) {
-      // h as fla holds it, [K][V]: exactly the transposed layout load_state_T gives.
-      std::vector<float> h(static_cast<std::size_t>(K * V), 0.0f);
-      if (x.initial_state) load_state_T(*x.initial_state, static_cast<I>(n), hv, V, K, h);
-      run_head(x, cu[n], cu[n + 1] - cu[n], hv, H, HV, chunk_size, safe_gate, h);
-      if (x.final_state) store_state_T(*x.final_state, static_cast<I>(n), hv, V, K, h);
-    }
+  const I H = x.q.size(1), HV = x.v.size(1);
+  // h as fla holds it, [K][V]: exactly the K-first state for_each_sequence_head gives.
+  for_each_sequence_head(x, [&](I bos, I len, I hv, std::vector<float>& h) {
+    run_head(x, bos, len, hv, H, HV, chunk_size, safe_gate, h);
+  });
 }
 
 }  // namespace kparity::reference::kda::detail

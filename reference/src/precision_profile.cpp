@@ -15,6 +15,7 @@ std::string_view profile_name(PrecisionProfile p) noexcept {
   switch (p) {
     case PrecisionProfile::tf32_dot: return "tf32-dot";
     case PrecisionProfile::fla_chunk: return "fla-chunk";
+    case PrecisionProfile::kparity_chunk: return "kparity-chunk";
     case PrecisionProfile::faithful: break;
   }
   return "faithful";
@@ -24,6 +25,7 @@ std::optional<PrecisionProfile> parse_profile(std::string_view s) noexcept {
   if (s == "faithful") return PrecisionProfile::faithful;
   if (s == "tf32-dot" || s == "sglang-triton") return PrecisionProfile::tf32_dot;
   if (s == "fla-chunk") return PrecisionProfile::fla_chunk;
+  if (s == "kparity-chunk") return PrecisionProfile::kparity_chunk;
   return std::nullopt;
 }
 

@@ -62,26 +62,10 @@ TEST(FlaChunkProfile, ExplainsEveryCapturedChunkKdaOutput) {
   EXPECT_GE(failed, 10) << "ten of the twelve captures break the rule under the default profile";
 }
 
-// fla-chunk's model as a kernel; `drop_last` plants a bug: each sequence's last token neither
-// updates the state nor (through the intra-chunk matrix) its own output's delta term, as a chunk
-// kernel whose row mask is one short would do.
+// fla-chunk's model as a kernel (`drop_last`: the planted bug of chunk_model_kernel).
 Backend fla_chunk_kernel(bool drop_last) {
-  return Backend{drop_last ? "fla-chunk-drop-last" : "fla-chunk-model", {"kda/chunk"}, [drop_last](Call& c) {
-                   const reference::PrecisionProfileScope profile(PrecisionProfile::fla_chunk);
-                   Call run = c;
-                   if (drop_last) {
-                     for (const char* name : {"k", "v"}) run.tensors.insert_or_assign(name, run.at(name).clone_contiguous());
-                     for (const auto& s : chunk_sequences(c)) {
-                       if (s.len == 0) continue;
-                       for (const char* name : {"k", "v"}) {
-                         const TensorView token = run.at(name).view().select(0, s.row).select(0, s.bos + s.len - 1);
-                         for_each_element(token, [&](std::span<const std::int64_t> i, std::int64_t) { token.store(i, 0.0); });
-                       }
-                     }
-                   }
-                   ops::run_reference(run.op, run.bag(), reference::Precision::faithful, run.options);
-                   for (const auto& name : c.written) c.tensors.insert_or_assign(name, run.at(name));
-                 }};
+  return test::chunk_model_kernel(drop_last ? "fla-chunk-drop-last" : "fla-chunk-model", PrecisionProfile::fla_chunk,
+                                  drop_last);
 }
 
 PropertyOutcome differential(const Backend& b, PrecisionProfile profile, int cases) {

@@ -18,8 +18,9 @@ from ._report import Failure, Report, build_report
 #: The precision profiles of the faithful model (reference/precision_profile.hpp); "sglang-triton" is
 #: tf32-dot's other name (what it models: sglang's Triton ReplaySSM decode, its TF32 reconstruction
 #: dot and k_cache stored through out's dtype); "fla-chunk" is fla's chunk_kda (kda/chunk's faithful
-#: model runs fla's chunked pipeline with the intermediates it stores in the inputs' dtypes).
-PROFILES: tuple[str, ...] = ("faithful", "tf32-dot", "sglang-triton", "fla-chunk")
+#: model runs fla's chunked pipeline with the intermediates it stores in the inputs' dtypes);
+#: "kparity-chunk" is kparity's own chunked kda/chunk kernel (16-token chunks, TF32 tensor-core operands).
+PROFILES: tuple[str, ...] = ("faithful", "tf32-dot", "sglang-triton", "fla-chunk", "kparity-chunk")
 #: The property kinds; the first three run by default, "contract" on request.
 KINDS: tuple[str, ...] = ("differential", "differential-special-values", "deterministic", "contract")
 DEFAULT_KINDS: tuple[str, ...] = KINDS[:3]
@@ -137,7 +138,8 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
     (default 100 cases); ``seed`` (default kparity's fixed campaign seed). ``profile``: the faithful
     model's precision profile ("faithful"; "tf32-dot" for kernels whose ReplaySSM reconstruction
     dot runs in TF32; "fla-chunk" for a chunked kda/chunk that, like fla's chunk_kda, stores its
-    intermediates in the inputs' dtype). ``case_timeout``: seconds per call (None: no limit; the call then runs on this
+    intermediates in the inputs' dtype; "kparity-chunk" for kparity's own chunked kda/chunk kernel,
+    whose tensor-core operands are TF32). ``case_timeout``: seconds per call (None: no limit; the call then runs on this
     thread). ``shapes``: "small" (default: the generators' own sizes, K and V up to 64, fast) or
     "large" (kernel-sized: K and V up to 256, tile edges 31/32/33, many slots; the references then
     dominate the time per case). Failing calls are

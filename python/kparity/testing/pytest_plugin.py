@@ -38,7 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="wall-clock budget of each kparity_fuzz check")
     group.addoption("--kparity-seed", type=_seed, default=None, metavar="SEED", help="campaign seed")
     group.addoption("--kparity-device", default=None, help="device of every kparity_fuzz check (cpu, cuda)")
-    group.addoption("--kparity-profile", default=None, help="precision profile (faithful, tf32-dot a.k.a. sglang-triton, fla-chunk)")
+    group.addoption("--kparity-profile", default=None, help="precision profile (faithful, tf32-dot a.k.a. sglang-triton, fla-chunk, kparity-chunk)")
     group.addoption("--kparity-corpus", default=None, metavar="DIR", help="where failing calls are saved")
     group.addoption("--kparity-report", default=None, metavar="DIR", help="write each check's JSON report here")
 

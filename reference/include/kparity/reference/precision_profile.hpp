@@ -25,6 +25,11 @@
 //             the inputs' dtypes (normalised q and k, Aqk, (I + Akk)^-1, w, u, kg, the per-chunk
 //             states, v_new) and its TF32 dots (reference/kda/chunk_fla.cpp says where). Other ops
 //             are unchanged under it.
+//   kparity-chunk kparity's own chunked kda/chunk CUDA kernel (kernels/kda/chunk*, docs/kda_chunk_kernel.md):
+//             kda/chunk's faithful model runs that kernel's chunked form (16-token chunks, fp32
+//             per-token preprocessing as kda/recurrent's faithful model, TF32 tensor-core operands
+//             with fp32 accumulation, fp32 state; reference/kda/chunk_kparity.cpp lists each
+//             rounding point). Other ops are unchanged under it.
 //
 // The profile is per thread and set by a scope, like planted_fault.hpp; the ReplaySSM reference
 // applies it through dot_operand() at its two reconstruction operands and k_ring_entry() at the k
@@ -37,10 +42,11 @@
 
 namespace kparity::reference {
 
-enum class PrecisionProfile { faithful, tf32_dot, fla_chunk };
+enum class PrecisionProfile { faithful, tf32_dot, fla_chunk, kparity_chunk };
 
-std::string_view profile_name(PrecisionProfile p) noexcept;  // "faithful", "tf32-dot", "fla-chunk"
-// "faithful", "tf32-dot" or its alias "sglang-triton", "fla-chunk".
+// "faithful", "tf32-dot", "fla-chunk", "kparity-chunk"
+std::string_view profile_name(PrecisionProfile p) noexcept;
+// "faithful", "tf32-dot" or its alias "sglang-triton", "fla-chunk", "kparity-chunk".
 std::optional<PrecisionProfile> parse_profile(std::string_view s) noexcept;
 PrecisionProfile precision_profile() noexcept;
 
