@@ -15,6 +15,10 @@
 #     impls     check_implementation on each of kparity's kernels (impls.kernels), IMPL_CASES (default
 #               2000) per property, one process per op, a fresh seed each
 #     upstream  bench/fuzz/upstream.py (UPSTREAM_ARGS) on the upstream kernels in .peers
+#     accuracy  issue 30: fla chunk_kda's outputs captured on kparity's generated calls (upstream.py with
+#               KPARITY_CAPTURE_DIR; after pybuild, .peers carried), then bench/kda_chunk_accuracy on them
+#               and on tests/data/fla_chunk_kda: kparity's CUDA kda/chunk kernel and the kparity-chunk
+#               model beside fla, against the oracle (CAPTURE_BUDGET seconds per capture run, default 120)
 # Everything lands in $OUT: wave.md (a line per phase, rewritten after each) and wave-logs.tar.gz (every
 # log and report; also rewritten after each phase, so a call stopped at its limit still returns them).
 set -uo pipefail
@@ -109,6 +113,17 @@ for phase in "$@"; do
       # Triton's compiled kernels in the checkout (git-ignored): a warm machine's next call reuses them.
       TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$ROOT/.triton-cache} KPARITY_PEERS=$ROOT/.peers OUT=$W/upstream PYTHONPATH=$SITE step upstream "${UPSTREAM_TIMEOUT:-480}" \
         python3 bench/fuzz/upstream.py ${UPSTREAM_ARGS:-}
+      ;;
+    accuracy)
+      cap=$W/chunk-captures
+      TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$ROOT/.triton-cache} KPARITY_PEERS=$ROOT/.peers KPARITY_CAPTURE_DIR=$cap \
+        OUT=$W/capture PYTHONPATH=$SITE step capture "${CAPTURE_TIMEOUT:-360}" python3 bench/fuzz/upstream.py \
+        --targets fla-chunk-kda --profiles fla-chunk --properties differential --shapes small large preset \
+        --budget "${CAPTURE_BUDGET:-120}" --seconds-preset "${CAPTURE_BUDGET:-120}" --classes-preset 4 --results ''
+      for impl in cuda kparity-chunk fla-chunk; do
+        step accuracy_$impl 300 build/bench/kda_chunk_accuracy --impl $impl --json "$W/chunk-accuracy-$impl.json" \
+          "$cap" tests/data/fla_chunk_kda
+      done
       ;;
     *) echo "gpu-wave: unknown phase $phase" >&2; exit 2 ;;
   esac

@@ -1,36 +1,27 @@
 // kda/chunk's faithful model under the kparity-chunk profile: kparity's chunked CUDA kernel
-// (kernels/kda/chunk*, its algorithm and rounding points in docs/kda_chunk_kernel.md) in scalar fp32,
-// rounding where it rounds. Nothing is stored in a 16-bit type between the stages: the kernel keeps
-// every intermediate in fp32 and rounds only the operands it feeds to tensor cores, to TF32 by
-// cvt.rna, so its error (and this model's) is a TF32 operand rounding (2^-11 relative) per product
-// plus fp32 accumulation, where fla's chunk_kda (chunk_fla.cpp) stores bf16 intermediates (2^-9).
+// (kernels/kda/chunk*) in scalar fp32, rounding where it rounds. docs/kda_chunk_kernel.md section 3
+// is the specification; each numbered point there is one function here, named in its comment.
+// Nothing is stored in a 16-bit type between the stages: the kernel keeps every intermediate in fp32
+// and rounds only the operands it feeds to tensor cores, to TF32 by cvt.rna, so its error (and this
+// model's) is a TF32 operand rounding (2^-11 relative) per product plus fp32 arithmetic, where fla's
+// chunk_kda (chunk_fla.cpp) stores bf16 intermediates (2^-9).
 //
-// Per value head and sequence, in chunks of kChunk = 16 tokens from the sequence's start (a
-// sequence ending mid-chunk ends with a short chunk):
+// Per value head and sequence, in chunks of 16 token slots from the sequence's start; a sequence
+// that ends inside a chunk leaves its last slots empty (q = k = v = 0, beta = 0, g = 0), as the
+// kernel pads them, so every sum below runs over the 16 slots as the kernel's does.
 //
-//   preprocess   per token, fp32, as kda/recurrent's faithful model (recurrent.cpp, kda.md A.3-A.6):
-//                q, k l2-normalised (divide form), q scaled, the gate g (natural log, per channel:
-//                g as given or the in-kernel gate), beta (sigmoid of logits or as given)
-//   cumsum       Gc_i = g_0 + ... + g_i per channel, fp32, in token order (gate_cumsum)
-//   form         tensor-core form where every |Gc_i| <= kSafeSpan (span_is_safe): the
-//                decay e^(Gc_i - Gc_j) split as e^(Gc_i) * e^(-Gc_j), each factor in fp32 range;
-//                otherwise (a gate below the contract's lower bound, -inf) the exact fp32 form:
-//                e^(g_{j+1} + ... + g_i) per element (decay_between), 0 and never NaN at -inf
-//   A_kk, A_qk   A_kk[i][j] = beta_i sum_c k_i k_j e^(Gc_i - Gc_j), j < i; A_qk[i][j] = sum_c
-//                q_i k_j e^(Gc_i - Gc_j), j <= i; tensor-core form: TF32 operands (q_i e^Gc_i,
-//                k_i e^Gc_i, k_j e^-Gc_j), fp32 accumulation (mma); fp32 throughout otherwise
-//   inverse      T = (I + A_kk)^-1 by forward substitution in fp32 (invert_unit_lower)
-//   w, u         w = T (beta k e^Gc), u = T (beta v): TF32 operands, fp32 accumulation
-//   v_new        u - w S: TF32 operands w, S, fp32 accumulation (S fp32 across chunks)
-//   out          (q e^Gc) S + A_qk v_new: TF32 operands, one fp32 accumulator, stored in out's dtype
-//   state        S <- e^(Gc_last) S + (k e^(Gc_last - Gc))^T v_new: the decayed state is the
-//                accumulator, TF32 operands k e^(..), v_new; fp32 between chunks, stored at the end
-//
-// The kernel's MMAs sum in their own order; the model sums in index order (the fuzzer's rule allows
-// twice the model's error, enough for a reordering of the same rounding points).
+// Where the model knowingly sums in another order than the kernel (the rule allows twice the
+// model's error, enough for a reordering of the same rounding points):
+//   * an mma.sync step's 8 exact TF32 products are added to the accumulator one by one, in index
+//     order (the hardware adds them in its own order);
+//   * v_new's and o's channel sums run as one chain over all K channels, where a launch whose V tile
+//     is 32 or 16 columns (few sequences x heads, or K = 256) splits the channels over 2 or 4 warps
+//     and adds their partial sums (doc 3.2, 3.9).
+// CUDA's expf, logf (up to 2 ulp) are std::exp, std::log here.
 #include "chunk_kparity.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -54,205 +45,221 @@ namespace {
 using kparity::kda::RecurrentArgs;
 using I = std::int64_t;
 
-constexpr I kChunk = 16;  // the kernel's chunk, tokens
-// The largest in-chunk gate span (per channel, -Gc_last) the tensor-core form takes: e^80 = 5.5e34
-// leaves room in fp32 for the factor e^(-Gc_j) times a normalised k, and the contract's lower bound
-// (-5 per token over 16 tokens) stays inside it.
-constexpr float kSafeSpan = 80.0f;
+constexpr I kSlots = 16;          // the kernel's chunk, token slots
+constexpr I kRefSlot = 7;         // doc 3.7: the reference row of the factorised decay
+constexpr float kSafeSpan = 64;   // doc 3.7: the largest |Gc_i - ref| the tensor-core form takes
+constexpr int kLanes = 32;        // doc 3.4: the warp that sums a token's squares
 
-// One value head of one sequence after preprocessing (fp32).
-struct Head {
-  I K = 0, V = 0, n = 0;
-  std::vector<float> q, k, g, v, beta;  // n x K (scaled), n x K, n x K (natural log), n x V, n
+// doc 3.4: sum_c x[c]^2 as the kernel's warp forms it: lane l sums channels l, l + 32, ... with
+// fmaf from 0, then a xor butterfly over the 32 lanes (offsets 16, 8, 4, 2, 1; both lanes of a pair
+// add the same two values, so every lane ends with lane 0's sum).
+float sum_of_squares(const std::vector<float>& x) {
+  std::array<float, kLanes> s{};
+  for (std::size_t c = 0; c < x.size(); ++c) s[c % kLanes] = std::fma(x[c], x[c], s[c % kLanes]);
+  for (int off = kLanes / 2; off >= 1; off /= 2) {
+    std::array<float, kLanes> t{};
+    for (int l = 0; l < kLanes; ++l) t[l] = s[l] + s[l ^ off];
+    s = t;
+  }
+  return s[0];
+}
+
+// doc 3.4: x / sqrtf(sum_c x^2 + 1e-6f), each element one division.
+void l2_normalise_lanes(std::vector<float>& x) {
+  const float n = std::sqrt(sum_of_squares(x) + 1e-6f);
+  for (float& e : x) e = e / n;
+}
+
+// One chunk of one value head: its 16 slots after the loads and preprocessing (doc 3.1-3.4), fp32.
+struct Slots {
+  I K = 0, V = 0, n = 0;                 // n real tokens, the rest empty
+  std::vector<float> q, k, g, v, beta;   // 16 x K (q_s), 16 x K (k_hat), 16 x K (natural log), 16 x V, 16
 };
 
-// Preprocessing of token `row` into slot t of `s`, as kda/recurrent's faithful model does it.
-void preprocess(const RecurrentArgs& x, I row, I h, I hv, float scale, Head& s, I t) {
+// doc 3.1-3.4 for token `row` into slot t: q_s = fl32(q_hat * scale), k_hat, g, v, beta.
+void preprocess(const RecurrentArgs& x, I row, I h, I hv, float scale, Slots& s, I t) {
   const I K = s.K;
   std::vector<float> q(K), k(K);
   ld_run<float>(x.q, {row, h, I{0}}, 2, K, q.data());
   ld_run<float>(x.k, {row, h, I{0}}, 2, K, k.data());
   ld_run<float>(x.v, {row, hv, I{0}}, 2, s.V, &s.v[t * s.V]);
-  if (x.use_qk_l2norm_in_kernel) {
-    l2_normalise(q, NormForm::divide);
-    l2_normalise(k, NormForm::divide);
-  }
-  log_gate_run(x, row, hv, K, &s.g[t * K]);
+  if (x.use_qk_l2norm_in_kernel) l2_normalise_lanes(q), l2_normalise_lanes(k);
+  log_gate_run(x, row, hv, K, &s.g[t * K]);  // doc 3.2
   for (I c = 0; c < K; ++c) s.q[t * K + c] = q[c] * scale, s.k[t * K + c] = k[c];
   const float b = static_cast<float>(ld(x.beta, {row, hv}));
-  s.beta[t] = x.beta_is_logits ? sigmoid(b) : b;
+  s.beta[t] = x.beta_is_logits ? sigmoid(b) : b;  // doc 3.3 (allow_neg_eigval's 2 sigmoid: chunk.cpp)
 }
 
-Head load(const RecurrentArgs& x, I bos, I n, I hv, I H, I HV) {
-  Head s;
+Slots load(const RecurrentArgs& x, I t0, I n, I hv, I H, I HV) {
+  Slots s;
   s.K = x.q.size(2), s.V = x.v.size(2), s.n = n;
-  s.q.resize(n * s.K), s.k.resize(n * s.K), s.g.resize(n * s.K), s.v.resize(n * s.V), s.beta.resize(n);
+  s.q.assign(kSlots * s.K, 0.0f), s.k.assign(kSlots * s.K, 0.0f), s.g.assign(kSlots * s.K, 0.0f);
+  s.v.assign(kSlots * s.V, 0.0f), s.beta.assign(kSlots, 0.0f);
   const float scale = host_scalar<float>(x.scale ? *x.scale : 1.0 / std::sqrt(static_cast<double>(s.K)));
-  for (I t = 0; t < n; ++t) preprocess(x, bos + t, hv / (HV / H), hv, scale, s, t);
+  for (I t = 0; t < n; ++t) preprocess(x, t0 + t, hv / (HV / H), hv, scale, s, t);
   return s;
 }
 
-// The chunk [c0, c0 + n) of a head: its gate's in-chunk cumulative sum and the form it takes.
-struct Chunk {
-  I c0 = 0, n = 0;
-  std::vector<float> Gc;  // n x K
-  bool tensor_cores = false;
+// doc 3.5-3.6: the chunk's gate sums and per-token factors.
+struct Gates {
+  std::vector<float> Gc, Rs, decay;  // 16 x K inclusive prefix, 16 x K exclusive suffix, K
+  std::vector<float> Qg, Kd, x;      // 16 x K each: q_s e^Gc, k_hat e^Rs, b (k_hat e^Gc)
 };
 
-// Gc_i = g_0 + ... + g_i per channel, fp32, in token order.
-void gate_cumsum(const Head& s, Chunk& ch) {
+Gates gates(const Slots& s) {
   const I K = s.K;
-  ch.Gc.assign(ch.n * K, 0.0f);
+  Gates G;
+  G.Gc.assign(kSlots * K, 0.0f), G.Rs.assign(kSlots * K, 0.0f), G.decay.assign(K, 0.0f);
   for (I c = 0; c < K; ++c) {
-    float acc = 0.0f;
-    for (I t = 0; t < ch.n; ++t) ch.Gc[t * K + c] = acc = acc + s.g[(ch.c0 + t) * K + c];
+    float acc = s.g[c];
+    G.Gc[c] = acc;
+    for (I i = 1; i < kSlots; ++i) G.Gc[i * K + c] = acc = acc + s.g[i * K + c];
+    G.decay[c] = std::exp(acc);
+    float r = 0.0f;  // Rs_15 = 0, then summed from the chunk's end
+    for (I j = kSlots - 2; j >= 0; --j) G.Rs[j * K + c] = r = r + s.g[(j + 1) * K + c];
   }
+  G.Qg.resize(kSlots * K), G.Kd.resize(kSlots * K), G.x.resize(kSlots * K);
+  for (I t = 0; t < kSlots; ++t)
+    for (I c = 0; c < K; ++c) {
+      const I e = t * K + c;
+      G.Qg[e] = s.q[e] * std::exp(G.Gc[e]);
+      G.Kd[e] = s.k[e] * std::exp(G.Rs[e]);
+      G.x[e] = s.beta[t] * (s.k[e] * std::exp(G.Gc[e]));
+    }
+  return G;
 }
 
-// Whether the factorised decay stays in fp32 range: every cumulative gate of the chunk within
-// +-kSafeSpan (a log-decay gate is <= 0, so that is Gc_last >= -kSafeSpan; a NaN or infinite gate
-// makes the chunk unsafe).
-bool span_is_safe(const Chunk& ch) {
-  for (const float G : ch.Gc)
-    if (!(G >= -kSafeSpan && G <= kSafeSpan)) return false;
+// doc 3.7: whether every fl32(Gc_i - ref) of the chunk (all slots, all channels) is within
+// +-kSafeSpan; NaN and inf are not.
+bool is_safe(const Gates& G, I K) {
+  for (I i = 0; i < kSlots; ++i)
+    for (I c = 0; c < K; ++c) {
+      const float d = G.Gc[i * K + c] - G.Gc[kRefSlot * K + c];
+      if (!(std::fabs(d) <= kSafeSpan)) return false;
+    }
   return true;
 }
 
-// e^(g_{j+1} + ... + g_i) on channel c (tokens of the chunk, j <= i): the exact form's decay from
-// token j to token i, its exponent summed in token order (0 with a -inf inside, 1 for j == i).
-float decay_between(const Head& s, const Chunk& ch, I j, I i, I c) {
-  float e = 0.0f;
-  for (I t = j + 1; t <= i; ++t) e = e + s.g[(ch.c0 + t) * s.K + c];
-  return std::exp(e);
-}
-
-// sum_m tf32(a(m)) tf32(b(m)), m < n, fp32 accumulation from `acc`: one MMA reduction.
+// A chain of mma.sync steps: acc + sum_m tf32(a(m)) tf32(b(m)), m < n, fp32, the exact products
+// added in index order.
 template <class A, class B>
-float mma_dot(I n, A a, B b, float acc = 0.0f) {
+float mma_chain(I n, A a, B b, float acc = 0.0f) {
   for (I m = 0; m < n; ++m) acc = acc + round_to_tf32(a(m)) * round_to_tf32(b(m));
   return acc;
 }
 
-// A_kk (j < i, zero elsewhere) and A_qk (j <= i), n x n.
-void intra_matrices(const Head& s, const Chunk& ch, std::vector<float>& Akk, std::vector<float>& Aqk) {
-  const I K = s.K, n = ch.n, c0 = ch.c0;
-  Akk.assign(n * n, 0.0f), Aqk.assign(n * n, 0.0f);
-  const auto q = [&](I t, I c) { return s.q[(c0 + t) * K + c]; };
-  const auto k = [&](I t, I c) { return s.k[(c0 + t) * K + c]; };
-  const auto G = [&](I t, I c) { return ch.Gc[t * K + c]; };
-  for (I i = 0; i < n; ++i)
-    for (I j = 0; j <= i; ++j) {
-      float aq = 0.0f, ak = 0.0f;
-      if (ch.tensor_cores) {
-        const auto right = [&](I c) { return k(j, c) * std::exp(-G(j, c)); };
-        aq = mma_dot(K, [&](I c) { return q(i, c) * std::exp(G(i, c)); }, right);
-        ak = mma_dot(K, [&](I c) { return k(i, c) * std::exp(G(i, c)); }, right);
-      } else {
-        for (I c = 0; c < K; ++c) {
-          const float kd = k(j, c) * decay_between(s, ch, j, i, c);
-          aq = aq + q(i, c) * kd;
-          ak = ak + k(i, c) * kd;
-        }
+// doc 3.7: A_kk (j < i) and A_qk (j <= i), 16 x 16, zero elsewhere; tensor cores on a safe chunk,
+// the exact elementwise form otherwise.
+void intra(const Slots& s, const Gates& G, std::vector<float>& Akk, std::vector<float>& Aqk) {
+  const I K = s.K;
+  Akk.assign(kSlots * kSlots, 0.0f), Aqk.assign(kSlots * kSlots, 0.0f);
+  const auto at = [K](const std::vector<float>& t, I i, I c) { return t[i * K + c]; };
+  if (is_safe(G, K)) {
+    std::vector<float> Kp(kSlots * K), Qp(kSlots * K), Km(kSlots * K);
+    for (I i = 0; i < kSlots; ++i)
+      for (I c = 0; c < K; ++c) {
+        const float ref = at(G.Gc, kRefSlot, c), Gi = at(G.Gc, i, c);
+        Kp[i * K + c] = at(s.k, i, c) * std::exp(Gi - ref);
+        Qp[i * K + c] = at(s.q, i, c) * std::exp(Gi - ref);
+        Km[i * K + c] = at(s.k, i, c) * std::exp(ref - Gi);
       }
-      Aqk[i * n + j] = aq;
-      if (j < i) Akk[i * n + j] = s.beta[c0 + i] * ak;
+    for (I i = 0; i < kSlots; ++i)
+      for (I j = 0; j <= i; ++j) {
+        const auto km = [&](I c) { return Km[j * K + c]; };
+        Aqk[i * kSlots + j] = mma_chain(K, [&](I c) { return Qp[i * K + c]; }, km);
+        if (j < i) Akk[i * kSlots + j] = s.beta[i] * mma_chain(K, [&](I c) { return Kp[i * K + c]; }, km);
+      }
+    return;
+  }
+  std::vector<float> e(K);
+  for (I i = 0; i < kSlots; ++i)
+    for (I j = 0; j <= i; ++j) {
+      for (I c = 0; c < K; ++c) {  // e^(g_{j+1} + ... + g_i): 0, never NaN, with a -inf inside
+        float P = 0.0f;
+        for (I m = j + 1; m <= i; ++m) P = P + at(s.g, m, c);
+        e[c] = std::exp(P);
+      }
+      float aq = 0.0f, ak = 0.0f;
+      for (I c = 0; c < K; ++c) {
+        aq = std::fma(at(s.q, i, c) * e[c], at(s.k, j, c), aq);
+        ak = std::fma(at(s.k, i, c) * e[c], at(s.k, j, c), ak);
+      }
+      Aqk[i * kSlots + j] = aq;
+      if (j < i) Akk[i * kSlots + j] = s.beta[i] * ak;
     }
 }
 
-// T = (I + L)^-1 for a strictly lower n x n L: row by row, T[i][j] = -(L[i][j] + sum over j < m < i
-// of L[i][m] T[m][j]), fp32 in index order; T[i][i] = 1.
-std::vector<float> invert_unit_lower(const std::vector<float>& L, I n) {
-  std::vector<float> T(n * n, 0.0f);
-  for (I i = 0; i < n; ++i) {
-    for (I j = 0; j < i; ++j) {
-      float acc = L[i * n + j];
-      for (I m = j + 1; m < i; ++m) acc = acc + L[i * n + m] * T[m * n + j];
-      T[i * n + j] = -acc;
+// doc 3.8: (I + A_kk) y = rhs by forward substitution, column by column: y_i = rhs_i - sum_{j<i}
+// A_kk[i][j] y_j as fmaf(-A_kk[i][j], y_j, acc) from acc = rhs_i, j in order. rhs, y: 16 x n.
+std::vector<float> substitute(const std::vector<float>& Akk, const std::vector<float>& rhs, I n) {
+  std::vector<float> y(kSlots * n);
+  for (I col = 0; col < n; ++col)
+    for (I i = 0; i < kSlots; ++i) {
+      float acc = rhs[i * n + col];
+      for (I j = 0; j < i; ++j) acc = std::fma(-Akk[i * kSlots + j], y[j * n + col], acc);
+      y[i * n + col] = acc;
     }
-    T[i * n + i] = 1.0f;
-  }
-  return T;
+  return y;
 }
 
-// w = T (beta k e^Gc) (n x K) and u = T (beta v) (n x V); the right operands formed in fp32.
-void wy(const Head& s, const Chunk& ch, const std::vector<float>& T, std::vector<float>& w, std::vector<float>& u) {
-  const I K = s.K, V = s.V, n = ch.n, c0 = ch.c0;
-  std::vector<float> kb(n * K), vb(n * V);
-  for (I t = 0; t < n; ++t) {
-    const float b = s.beta[c0 + t];
-    for (I c = 0; c < K; ++c) kb[t * K + c] = (b * s.k[(c0 + t) * K + c]) * std::exp(ch.Gc[t * K + c]);
-    for (I j = 0; j < V; ++j) vb[t * V + j] = b * s.v[(c0 + t) * V + j];
-  }
-  w.assign(n * K, 0.0f), u.assign(n * V, 0.0f);
-  for (I i = 0; i < n; ++i) {
-    const auto Ti = [&](I m) { return T[i * n + m]; };
-    for (I c = 0; c < K; ++c) w[i * K + c] = mma_dot(i + 1, Ti, [&](I m) { return kb[m * K + c]; });
-    for (I j = 0; j < V; ++j) u[i * V + j] = mma_dot(i + 1, Ti, [&](I m) { return vb[m * V + j]; });
-  }
-}
-
-// v_new = u - w S (n x V), S[c * V + j] the chunk's incoming state.
-std::vector<float> new_values(const Head& s, I n, const std::vector<float>& u, const std::vector<float>& w,
+// doc 3.9: v_new = u + S^T (-w)^T on tensor cores, accumulated from u over the channels (16 x V).
+std::vector<float> new_values(const Slots& s, const std::vector<float>& u, const std::vector<float>& w,
                               const std::vector<float>& S) {
   const I K = s.K, V = s.V;
-  std::vector<float> vn(n * V);
-  for (I i = 0; i < n; ++i)
+  std::vector<float> vn(kSlots * V);
+  for (I i = 0; i < kSlots; ++i)
     for (I j = 0; j < V; ++j)
-      vn[i * V + j] = u[i * V + j] - mma_dot(K, [&](I c) { return w[i * K + c]; }, [&](I c) { return S[c * V + j]; });
+      vn[i * V + j] = mma_chain(K, [&](I c) { return S[c * V + j]; }, [&](I c) { return -w[i * K + c]; }, u[i * V + j]);
   return vn;
 }
 
-// o_i = (q_i e^Gc_i) S + sum_{m <= i} A_qk[i][m] v_new_m, one accumulator; stored in out's dtype.
-void output(const RecurrentArgs& x, const Head& s, const Chunk& ch, I bos, I hv, const std::vector<float>& Aqk,
+// doc 3.10: o_i = S^T Qg_i from 0 over the channels, then + A_qk[i][m] v_new_m over token block
+// 0-7 and, for rows 8-15, block 8-15 (the block wholly above the diagonal is skipped); out's dtype.
+void output(const RecurrentArgs& x, const Slots& s, const Gates& G, I t0, I hv, const std::vector<float>& Aqk,
             const std::vector<float>& vn, const std::vector<float>& S) {
-  const I K = s.K, V = s.V, n = ch.n;
-  std::vector<float> qg(K), o(V);
-  for (I i = 0; i < n; ++i) {
-    for (I c = 0; c < K; ++c) qg[c] = s.q[(ch.c0 + i) * K + c] * std::exp(ch.Gc[i * K + c]);
+  const I K = s.K, V = s.V;
+  std::vector<float> o(V);
+  for (I i = 0; i < s.n; ++i) {
+    const I m_end = i < kSlots / 2 ? kSlots / 2 : kSlots;
     for (I j = 0; j < V; ++j) {
-      const float inter = mma_dot(K, [&](I c) { return qg[c]; }, [&](I c) { return S[c * V + j]; });
-      o[j] = mma_dot(i + 1, [&](I m) { return Aqk[i * n + m]; }, [&](I m) { return vn[m * V + j]; }, inter);
+      const float inter = mma_chain(K, [&](I c) { return S[c * V + j]; }, [&](I c) { return G.Qg[i * K + c]; });
+      o[j] = mma_chain(m_end, [&](I m) { return Aqk[i * kSlots + m]; }, [&](I m) { return vn[m * V + j]; }, inter);
     }
-    st_run<float>(x.out, {bos + ch.c0 + i, hv, I{0}}, 2, V, o.data());
+    st_run<float>(x.out, {t0 + i, hv, I{0}}, 2, V, o.data());
   }
 }
 
-// S <- e^(Gc_last) S + (k e^(Gc_last - Gc))^T v_new; the exact form's factors through decay_between.
-void update_state(const Head& s, const Chunk& ch, const std::vector<float>& vn, std::vector<float>& S) {
-  const I K = s.K, V = s.V, n = ch.n, last = n - 1;
-  std::vector<float> kd(n);
-  for (I c = 0; c < K; ++c) {
-    for (I t = 0; t < n; ++t) {
-      const float d = ch.tensor_cores ? std::exp(ch.Gc[last * K + c] - ch.Gc[t * K + c]) : decay_between(s, ch, t, last, c);
-      kd[t] = s.k[(ch.c0 + t) * K + c] * d;
-    }
-    const float decay = std::exp(ch.Gc[last * K + c]);
+// doc 3.11: S <- fl32(S decay), then + v_new^T Kd over the 16 slots on tensor cores.
+void update_state(const Slots& s, const Gates& G, const std::vector<float>& vn, std::vector<float>& S) {
+  const I K = s.K, V = s.V;
+  for (I c = 0; c < K; ++c)
     for (I j = 0; j < V; ++j)
-      S[c * V + j] = mma_dot(n, [&](I t) { return kd[t]; }, [&](I t) { return vn[t * V + j]; }, S[c * V + j] * decay);
-  }
+      S[c * V + j] = mma_chain(kSlots, [&](I t) { return vn[t * V + j]; }, [&](I t) { return G.Kd[t * K + c]; },
+                               S[c * V + j] * G.decay[c]);
 }
 
-void run_head(const RecurrentArgs& x, I bos, I len, I hv, I H, I HV, std::vector<float>& S) {
-  const Head s = load(x, bos, len, hv, H, HV);
-  std::vector<float> Akk, Aqk, w, u;
-  for (I c0 = 0; c0 < len; c0 += kChunk) {
-    Chunk ch;
-    ch.c0 = c0, ch.n = std::min(kChunk, len - c0);
-    gate_cumsum(s, ch);
-    ch.tensor_cores = span_is_safe(ch);
-    intra_matrices(s, ch, Akk, Aqk);
-    wy(s, ch, invert_unit_lower(Akk, ch.n), w, u);
-    const std::vector<float> vn = new_values(s, ch.n, u, w, S);
-    output(x, s, ch, bos, hv, Aqk, vn, S);
-    update_state(s, ch, vn, S);
-  }
+// One chunk: preprocessing, the intra-chunk matrices, w and u, v_new, out, the state update.
+void run_chunk(const RecurrentArgs& x, I t0, I n, I hv, I H, I HV, std::vector<float>& S) {
+  const Slots s = load(x, t0, n, hv, H, HV);
+  const Gates G = gates(s);
+  std::vector<float> Akk, Aqk;
+  intra(s, G, Akk, Aqk);
+  std::vector<float> bv(kSlots * s.V);
+  for (I t = 0; t < kSlots; ++t)
+    for (I j = 0; j < s.V; ++j) bv[t * s.V + j] = s.beta[t] * s.v[t * s.V + j];
+  const std::vector<float> w = substitute(Akk, G.x, s.K), u = substitute(Akk, bv, s.V);
+  const std::vector<float> vn = new_values(s, u, w, S);
+  output(x, s, G, t0, hv, Aqk, vn, S);
+  update_state(s, G, vn, S);
 }
 
 }  // namespace
 
 void chunk_kparity_faithful(const RecurrentArgs& x) {
   const I H = x.q.size(1), HV = x.v.size(1);
-  for_each_sequence_head(x, [&](I bos, I len, I hv, std::vector<float>& S) { run_head(x, bos, len, hv, H, HV, S); });
+  for_each_sequence_head(x, [&](I bos, I len, I hv, std::vector<float>& S) {
+    for (I t0 = bos; t0 < bos + len; t0 += kSlots) run_chunk(x, t0, std::min(kSlots, bos + len - t0), hv, H, HV, S);
+  });
 }
 
 }  // namespace kparity::reference::kda::detail

@@ -188,18 +188,20 @@ TEST(KparityChunkProfile, ErrorIsTf32Sized) {
   EXPECT_LT(kp_total, fla_total) << "TF32 operands should err less than fla's bf16 intermediates";
 }
 
-// Gates at the extremes: the lower bound (every token's decay e^-5: spans of 80 per chunk, the
-// tensor-core form's limit), -8 everywhere (spans of 128: the exact form), and -inf on some tokens
-// (the exact form, decays of 0). Finite wherever the oracle is, and within the recipe above.
+// Gates at the extremes (kernel doc 3.7: the tensor-core form takes a chunk whose |Gc_i - Gc_7| are
+// all <= 64): the lower bound (every token's g = -5: spans up to 40, tensor cores), -8 everywhere
+// (spans up to 64: still tensor cores, at the limit), -12 everywhere (spans up to 96: the exact
+// form) and -inf on some tokens (the exact form, decays of 0). Finite wherever the oracle is, and
+// within the recipe above.
 TEST(KparityChunkProfile, ExtremeGatesStayFiniteAndClose) {
-  for (int mode = 0; mode < 3; ++mode) {
+  for (int mode = 0; mode < 4; ++mode) {
     SCOPED_TRACE("gate mode " + std::to_string(mode));
     Call c = random_call("extreme" + std::to_string(mode), {0, 7, 40, 40, 73}, mode == 1);
     if (mode == 0) {
       c.a.use_gate_in_kernel = true, c.a.lower_bound = -5.0;
       c.g.fill(30.0);  // sigmoid(30) = 1 in fp32: g = -5
-    } else if (mode == 1) {
-      c.g.fill(-8.0);
+    } else if (mode == 1 || mode == 2) {
+      c.g.fill(mode == 1 ? -8.0 : -12.0);
     } else {
       for (std::int64_t t = 2; t < c.T; t += 5)
         for (std::int64_t ch = 0; ch < c.K; ch += 2)

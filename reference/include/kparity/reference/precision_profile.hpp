@@ -26,10 +26,10 @@
 //             states, v_new) and its TF32 dots (reference/kda/chunk_fla.cpp says where). Other ops
 //             are unchanged under it.
 //   kparity-chunk kparity's own chunked kda/chunk CUDA kernel (kernels/kda/chunk*, docs/kda_chunk_kernel.md):
-//             kda/chunk's faithful model runs that kernel's chunked form (16-token chunks, fp32
-//             per-token preprocessing as kda/recurrent's faithful model, TF32 tensor-core operands
-//             with fp32 accumulation, fp32 state; reference/kda/chunk_kparity.cpp lists each
-//             rounding point). Other ops are unchanged under it.
+//             kda/chunk's faithful model runs that kernel's chunked form (16-token chunks, TF32
+//             tensor-core operands with fp32 accumulation, exact fp32 decays where a chunk's gate
+//             span is unsafe, fp32 state; reference/kda/chunk_kparity.cpp follows the doc's rounding
+//             points one by one). Other ops are unchanged under it.
 //
 // The profile is per thread and set by a scope, like planted_fault.hpp; the ReplaySSM reference
 // applies it through dot_operand() at its two reconstruction operands and k_ring_entry() at the k
