@@ -30,6 +30,21 @@ TEST(KparityChunkProfile, ModelPassesItsProfile) {
   EXPECT_TRUE(o.passed) << o.message;
 }
 
+// NaN, +-inf, -0 and subnormals among the inputs: the chunked form's special values take the
+// recurrence's classes (the rule requires the oracle's class wherever it is non-finite).
+TEST(KparityChunkProfile, ModelPassesItsProfileWithSpecialValues) {
+  const PropertyOutcome o = test::profiled_differential(kparity_chunk_kernel(false), "kda/chunk",
+                                                       PrecisionProfile::kparity_chunk, 300, "differential-special-values");
+  EXPECT_TRUE(o.passed) << o.message;
+}
+
+// Kernel-sized shapes: K and V up to 256, sequences of 31-65 tokens (two to five chunks).
+TEST(KparityChunkProfile, ModelPassesItsProfileAtKernelSizes) {
+  const PropertyOutcome o = test::profiled_differential(kparity_chunk_kernel(false), "kda/chunk",
+                                                       PrecisionProfile::kparity_chunk, 20, "differential", true);
+  EXPECT_TRUE(o.passed) << o.message;
+}
+
 TEST(KparityChunkProfile, ModelFailsTheFp32Recurrence) {
   const PropertyOutcome o = differential(kparity_chunk_kernel(false), PrecisionProfile::faithful, 300);
   ASSERT_FALSE(o.passed) << "TF32 operands should break the recurrence's fp32 bound";

@@ -16,11 +16,14 @@
 
 namespace kparity::fuzz::test {
 
+// `kind`: "differential" or "differential-special-values"; `large`: kernel-sized shapes.
 inline PropertyOutcome profiled_differential(const Backend& b, const std::string& op,
-                                             reference::PrecisionProfile profile, int cases) {
+                                             reference::PrecisionProfile profile, int cases,
+                                             const std::string& kind = "differential", bool large = false) {
   ImplPropertyOptions po;
-  po.kinds = {"differential"};
+  po.kinds = {kind};
   po.profile = profile;
+  po.large = large;
   const auto props = implementation_properties(b, {spec_for(op)}, po);
   return run_property(props.at(0), 0x6b70617269747931ull, cases, 100, true);
 }
