@@ -5,6 +5,7 @@
 // so the decode launchers can be captured into a CUDA graph.
 #include <cuda_runtime_api.h>
 
+#include "kparity/diagnostics/contracts/kda_chunk.hpp"
 #include "kparity/diagnostics/contracts/kda_packed_decode.hpp"
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
@@ -13,6 +14,7 @@
 
 namespace kparity::kernels::kda {
 
+using kparity::kda::ChunkArgs;
 using kparity::kda::PackedDecodeArgs;
 using kparity::kda::RecurrentArgs;
 using kparity::kda::ReplaySsmDecodeArgs;
@@ -24,5 +26,13 @@ Status replayssm_decode(const ReplaySsmDecodeArgs& args, cudaStream_t stream, co
 Status packed_decode(const PackedDecodeArgs& args, cudaStream_t stream, const LaunchOptions& options = {});
 // Varlen prefill: one CTA row per (sequence, value head, V tile), tokens walked in order.
 Status recurrent(const RecurrentArgs& args, cudaStream_t stream, const LaunchOptions& options = {});
+// fla's chunk_kda (kda/chunk): chunks of 16 tokens on tensor cores, one CTA per (sequence, value
+// head, V tile) walking its chunks in order (docs/kda_chunk_kernel.md: algorithm and rounding
+// points). Same support set as recurrent. In a build configured with KPARITY_CHUNK_KERNEL=OFF the
+// launcher still runs the contract and the support checks, then refuses every call with the
+// kda-chunk-kernel-not-built NotImplementedError before any CUDA call.
+Status chunk(const ChunkArgs& args, cudaStream_t stream, const LaunchOptions& options = {});
+// Whether this build has the chunked kernel (KPARITY_CHUNK_KERNEL).
+bool chunk_kernel_built() noexcept;
 
 }  // namespace kparity::kernels::kda

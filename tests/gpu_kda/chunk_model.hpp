@@ -1,0 +1,13 @@
+#pragma once
+// A scalar model of the chunked kda/chunk kernel (docs/kda_chunk_kernel.md), run on host tensors:
+// writes a.out and (output_final_state) a.final_state. `exact`: the chunked algorithm in fp64 with no
+// rounding (the same result as the recurrence up to fp64 rounding: checks the algebra); `kernel`: fp32
+// with the kernel's rounding points and tf32 tensor-core operands (sums in index order).
+#include "kparity/diagnostics/contracts/kda_chunk.hpp"
+
+namespace kparity::gpu_test {
+
+enum class ChunkModel { exact, kernel };
+void chunk_model(const kparity::kda::ChunkArgs& a, ChunkModel m);
+
+}  // namespace kparity::gpu_test

@@ -1,0 +1,153 @@
+// The chunked kda/chunk kernel against its scalar model (chunk_model.hpp) and the fp64 oracle, by the
+// recipe of chunk_tolerance.hpp: random calls over every option, the gate extremes, long sequences,
+// every warp split, refusals that write nothing, CUDA-graph capture. Run with KPARITY_CHUNK_SIMT=1 too
+// (the kernel's fragment-layout emulation: docs/kda_chunk_kernel.md section 3).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "chunk_case.hpp"
+#include "chunk_model.hpp"
+#include "chunk_tolerance.hpp"
+#include "compare.hpp"
+#include "kparity/diagnostics/catalog_ids.hpp"
+#include "kparity/kernels/kda.hpp"
+#include "kparity/reference/kda_chunk.hpp"
+#include "support/gpu_env.hpp"
+
+namespace kparity::gpu_test {
+namespace {
+
+struct Dev {
+  DevTensor q, k, v, g, beta, A_log, dt_bias, init, fin, out, cu;
+  explicit Dev(const ChunkHost& h)
+      : q(h.q), k(h.k), v(h.v), g(h.g), beta(h.beta), A_log(h.A_log), dt_bias(h.dt_bias), init(h.init), fin(h.fin),
+        out(h.out), cu(h.cu) {
+    out.poison();
+    fin.poison();
+  }
+  kparity::kda::ChunkArgs args(const ChunkHost& h) const {
+    kparity::kda::ChunkArgs r = h.args();
+    r.q = q.view(); r.k = k.view(); r.v = v.view(); r.g = g.view(); r.beta = beta.view(); r.out = out.view();
+    if (r.A_log) r.A_log = A_log.view();
+    if (r.dt_bias) r.dt_bias = dt_bias.view();
+    if (r.initial_state) r.initial_state = init.view();
+    if (r.final_state) r.final_state = fin.view();
+    if (r.cu_seqlens) r.cu_seqlens = cu.view();
+    return r;
+  }
+};
+
+kernels::LaunchOptions synced() { return kernels::LaunchOptions{ValidateOptions::upstream(), true}; }
+
+// Kernel, model and oracle on one call; the recipe of chunk_tolerance.hpp.
+void check(const ChunkHost& h) {
+  ChunkHost ker = h, model = h, oracle = h;
+  {
+    Dev d(h);
+    const Status s = kernels::kda::chunk(d.args(h), nullptr, synced());
+    ASSERT_TRUE(s.ok()) << h.tag << ": " << (s.first_error() ? s.first_error()->message : "");
+    d.out.download(ker.out);
+    d.fin.download(ker.fin);
+  }
+  chunk_model(model.args(), ChunkModel::kernel);
+  reference::kda::chunk(oracle.args(), reference::Precision::oracle, ValidateOptions::upstream());
+  EXPECT_TRUE(close(ker.out.view(), model.out.view(), oracle.out.view(), chunk_tol::vs_model(model.out.view()),
+                    chunk_tol::kOracleFactor, h.tag + " out"));
+  if (h.a.output_final_state)
+    EXPECT_TRUE(close(ker.fin.view(), model.fin.view(), oracle.fin.view(), chunk_tol::vs_model(model.fin.view()),
+                      chunk_tol::kOracleFactor, h.tag + " final state"));
+  if (h.q.numel() > 0) EXPECT_TRUE(nonzero(ker.out.view())) << h.tag << ": the kernel wrote nothing";
+}
+
+TEST(Chunk, RandomCallsMatchModelAndOracle) {
+  KPARITY_REQUIRE_GPU();
+  ASSERT_TRUE(kernels::kda::chunk_kernel_built()) << "configure with -DKPARITY_CHUNK_KERNEL=ON";
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) check(random_chunk_case(seed));
+}
+
+TEST(Chunk, GateExtremes) {
+  KPARITY_REQUIRE_GPU();
+  ASSERT_TRUE(kernels::kda::chunk_kernel_built());
+  for (GateExtreme x : {GateExtreme::lower_bound, GateExtreme::minus8, GateExtreme::minus_inf})
+    for (std::uint64_t seed = 1; seed <= 6; ++seed)
+      check(random_chunk_case(seed, {.act = DType::bf16, .K = 128, .V = 128, .max_len = 70, .extreme = x}));
+}
+
+TEST(Chunk, LongSequences) {
+  KPARITY_REQUIRE_GPU();
+  ASSERT_TRUE(kernels::kda::chunk_kernel_built());
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    check(random_chunk_case(seed, {.act = DType::bf16, .K = 128, .V = 128, .max_len = 700}));
+}
+
+TEST(Chunk, EveryWarpSplit) {
+  // Hundreds of sequences give the launcher enough CTAs for the 64-column tile (one warp per column
+  // group, K unsplit); few heads give 16 columns (K split four ways); the random calls cover 32.
+  KPARITY_REQUIRE_GPU();
+  ASSERT_TRUE(kernels::kda::chunk_kernel_built());
+  for (std::int64_t K : {16, 64, 128, 256})
+    check(random_chunk_case(K, {.K = K, .V = 128, .max_len = 24, .seqs = 300}));
+}
+
+TEST(Chunk, RefusedCallWritesNothing) {
+  KPARITY_REQUIRE_GPU();
+  ChunkHost h = random_chunk_case(3, {.K = 16, .V = 16});
+  // K = 24: the contract accepts it (fla pads), the kernel has no instance.
+  h.q = Tensor(h.q.view().dtype, {h.q.view().size(0), h.q.view().size(1), h.q.view().size(2), 24});
+  h.q.fill_normal(1);
+  h.k = h.q;
+  h.g = Tensor(h.g.view().dtype, {h.g.view().size(0), h.g.view().size(1), h.g.view().size(2), 24});
+  h.g.fill_uniform(2, -0.3, 0.0);
+  h.a.use_gate_in_kernel = false;
+  h.has_A_log = h.has_dt_bias = false;
+  const Shape st = h.a.state_v_first ? Shape{h.init.view().size(0), h.init.view().size(1), 16, 24}
+                                     : Shape{h.init.view().size(0), h.init.view().size(1), 24, 16};
+  h.init = Tensor(DType::f32, st); h.init.fill_normal(3);
+  h.fin = Tensor(DType::f32, st);
+  Dev d(h);
+  ChunkHost after = h;
+  const Status s = kernels::kda::chunk(d.args(h), nullptr, synced());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.first_error()->id, kparity::ids::kda_chunk_kernel_unsupported) << s.first_error()->message;
+  d.out.download(after.out);
+  d.fin.download(after.fin);
+  for (const Tensor* t : {&after.out, &after.fin})
+    for (std::int64_t i = 0; i < t->numel(); ++i)
+      ASSERT_TRUE(std::isnan(t->view().load_flat(i))) << "a refused call wrote element " << i;
+}
+
+TEST(Chunk, GraphCaptureReplaysTheLaunch) {
+  KPARITY_REQUIRE_GPU();
+  ASSERT_TRUE(kernels::kda::chunk_kernel_built());
+  const ChunkHost h = random_chunk_case(5, {.act = DType::bf16, .K = 128, .V = 128, .max_len = 90, .seqs = 3});
+  ChunkHost direct = h, replay = h;
+  Dev d(h);
+  ASSERT_TRUE(kernels::kda::chunk(d.args(h), nullptr, synced()).ok());
+  d.out.download(direct.out);
+  d.fin.download(direct.fin);
+  d.out.poison();
+  d.fin.poison();
+  cudaStream_t stream;
+  KPARITY_CUDA_OK(cudaStreamCreate(&stream));
+  cudaGraph_t graph;
+  KPARITY_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  const Status s = kernels::kda::chunk(d.args(h), stream);
+  KPARITY_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  ASSERT_TRUE(s.ok()) << (s.first_error() ? s.first_error()->message : "");
+  cudaGraphExec_t exec;
+  KPARITY_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  KPARITY_CUDA_OK(cudaGraphLaunch(exec, stream));
+  KPARITY_CUDA_OK(cudaStreamSynchronize(stream));
+  d.out.download(replay.out);
+  d.fin.download(replay.fin);
+  EXPECT_TRUE(bytes_equal(replay.out.view(), direct.out.view(), "graph replay out"));
+  if (h.a.output_final_state) EXPECT_TRUE(bytes_equal(replay.fin.view(), direct.fin.view(), "graph replay final state"));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace kparity::gpu_test

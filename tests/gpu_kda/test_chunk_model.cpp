@@ -1,0 +1,105 @@
+// Host checks of the chunked kernel's algorithm (no GPU): its scalar model (chunk_model.hpp) in fp64
+// must reproduce the recurrence (the reference's oracle) on random calls and at the gate extremes,
+// so a formula mistake in docs/kda_chunk_kernel.md is caught before device time; the fp32/tf32 model
+// stays finite and close to the oracle, and its error is printed next to the fp32 recurrence's.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "chunk_case.hpp"
+#include "chunk_model.hpp"
+#include "chunk_tolerance.hpp"
+#include "compare.hpp"
+#include "kparity/reference/kda_chunk.hpp"
+#include "kparity/reference/precision_profile.hpp"
+
+namespace kparity::gpu_test {
+namespace {
+
+using reference::Precision;
+
+struct Runs {
+  ChunkHost oracle, exact, model, faithful, fla;
+};
+
+Runs run_all(const ChunkHost& h) {
+  Runs r{h, h, h, h, h};
+  {
+    // fla chunk_kda's rounding points (the fla-chunk profile): the accuracy the kernel must match.
+    reference::PrecisionProfileScope fla(reference::PrecisionProfile::fla_chunk);
+    reference::kda::chunk(r.fla.args(), Precision::faithful, ValidateOptions::upstream());
+  }
+  // upstream() checks only: the deep pass would refuse the -inf gates the extremes test.
+  reference::kda::chunk(r.oracle.args(), Precision::oracle, ValidateOptions::upstream());
+  reference::kda::chunk(r.faithful.args(), Precision::faithful, ValidateOptions::upstream());
+  chunk_model(r.exact.args(), ChunkModel::exact);
+  chunk_model(r.model.args(), ChunkModel::kernel);
+  return r;
+}
+
+// fp64 model vs fp64 recurrence: equal up to fp64 rounding (1e-9 of the tensor's scale), then both
+// round once into the stored dtype: one ulp of it apart at most (2^-23 relative for fp32, storage
+// ulp for 16-bit).
+::testing::AssertionResult same_as_oracle(const Tensor& x, const Tensor& o, const std::string& what) {
+  const double s = chunk_tol::max_abs(o.view());
+  return close_to(x.view(), o.view(), Tol{1e-9 * s, 1e-9 + std::ldexp(1.0, -23), 1}, what);
+}
+
+struct Worst {
+  double model = 0, faithful = 0, fla = 0;
+  void print(const char* what) const {
+    std::printf("%s: worst error of the tensor's scale: fp32/tf32 chunk model %.3e, fla-chunk model %.3e, fp32 "
+                "recurrence %.3e\n", what, model, fla, faithful);
+  }
+};
+
+void check_case(const ChunkHost& h, Worst& w) {
+  const Runs r = run_all(h);
+  EXPECT_TRUE(same_as_oracle(r.exact.out, r.oracle.out, h.tag + " out"));
+  if (h.a.output_final_state) EXPECT_TRUE(same_as_oracle(r.exact.fin, r.oracle.fin, h.tag + " final state"));
+  // The fp32 model: finite wherever the oracle is, within 1% of the tensor's scale (a sanity bar:
+  // the kernel's own bar is relative to this model, chunk_tolerance.hpp).
+  const auto rel_err = [](const Tensor& x, const Tensor& o) {
+    const double s = std::max(chunk_tol::max_abs(o.view()), 1e-30);
+    double e = 0;
+    for (std::int64_t i = 0; i < o.numel(); ++i) {
+      const double a = x.view().load_flat(i), b = o.view().load_flat(i);
+      if (std::isfinite(b)) e = std::max(e, std::isfinite(a) ? std::abs(a - b) / s : INFINITY);
+    }
+    return e;
+  };
+  const double em = std::max(rel_err(r.model.out, r.oracle.out),
+                             h.a.output_final_state ? rel_err(r.model.fin, r.oracle.fin) : 0.0);
+  const double ef = std::max(rel_err(r.faithful.out, r.oracle.out),
+                             h.a.output_final_state ? rel_err(r.faithful.fin, r.oracle.fin) : 0.0);
+  const double el = std::max(rel_err(r.fla.out, r.oracle.out),
+                             h.a.output_final_state ? rel_err(r.fla.fin, r.oracle.fin) : 0.0);
+  EXPECT_LT(em, 1e-2) << h.tag << " (fp32 recurrence: " << ef << ")";
+  w.model = std::max(w.model, em);
+  w.faithful = std::max(w.faithful, ef);
+  w.fla = std::max(w.fla, el);
+}
+
+TEST(ChunkModel, ChunkedAlgorithmIsTheRecurrence) {
+  Worst w;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) check_case(random_chunk_case(seed), w);
+  w.print("random calls");
+}
+
+TEST(ChunkModel, LongSequencesCrossManyChunks) {
+  Worst w;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) check_case(random_chunk_case(seed, {.K = 32, .V = 16, .max_len = 300}), w);
+  w.print("sequences up to 300 tokens");
+}
+
+TEST(ChunkModel, GateExtremesStayFiniteAndRight) {
+  for (GateExtreme x : {GateExtreme::lower_bound, GateExtreme::minus8, GateExtreme::minus_inf}) {
+    Worst w;
+    for (std::uint64_t seed = 1; seed <= 12; ++seed)
+      check_case(random_chunk_case(seed, {.K = 32, .V = 32, .max_len = 70, .extreme = x}), w);
+    w.print(x == GateExtreme::lower_bound ? "g = -5" : x == GateExtreme::minus8 ? "g = -8" : "g with -inf");
+  }
+}
+
+}  // namespace
+}  // namespace kparity::gpu_test
