@@ -28,7 +28,7 @@ mkdir -p "$dst"
 (cd "$BUILD" && find . -name '*.a' -print0 | xargs -0 cp --parents -t "$dst")
 for f in tests/test_gpu_kda tests/test_gpu_sparse tests/test_gpu_dispatch tests/test_gpu_cli cli/kparity \
          abi/libkparity_example_cuda_impl.so abi/libkparity_example_cpu_impl.so bench/bench_sparse \
-         bench/kda_decode_bench bench/memory_probe bench/kda_chunk_accuracy; do
+         bench/kda_decode_bench bench/kda_prefill_bench bench/memory_probe bench/kda_chunk_accuracy; do
   [ -e "$BUILD/$f" ] || { echo "gpu-pack: missing $BUILD/$f (skipped)"; continue; }
   (cd "$BUILD" && cp --parents "$f" "$dst")
   strip --strip-unneeded "$dst/$f" 2>/dev/null || true

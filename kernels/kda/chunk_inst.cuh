@@ -13,12 +13,13 @@ DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
     return dispatch_miss("vtile", std::to_string(p.vtile), "a tile that leaves each warp 8 channels");
   } else {
     auto kernel = chunk_kernel<K, KS>;
-    if (l.smem_bytes > kSmemDefaultPerBlock) {
-      if (auto e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(l.smem_bytes));
-          e != cudaSuccess)
-        return dispatched(e);
-    }
+    // An instance's shared memory is fixed by (K, KS): the opt-in is set once per process, so a
+    // launch inside CUDA-graph capture makes no attribute call.
+    static const cudaError_t opt_in =
+        l.smem_bytes > kSmemDefaultPerBlock
+            ? cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem_bytes))
+            : cudaSuccess;
+    if (opt_in != cudaSuccess) return dispatched(opt_in);
     kernel<<<l.grid, kChunkThreads, l.smem_bytes, l.stream>>>(p);
     return dispatched(cudaSuccess);
   }

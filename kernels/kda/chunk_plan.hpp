@@ -19,11 +19,11 @@ struct ChunkPlan {
 // Row pitch (floats) of the [16][K] and [16][VT] shared tables: +4 keeps rows 16-byte aligned and
 // spreads a fragment's eight rows over different banks.
 constexpr std::int64_t chunk_pitch(std::int64_t n) { return n + 4; }
-// Shared floats, in the order chunk_kernel.cuh carves them: eleven [16][K] tables (q_s, k_hat, g, Gc,
-// Rs, Kp, Km, Qp, -w, Qg, Kd), three [16][VT] (v, u, o), A_kk and A_qk [16][16], beta [16], decay and
-// ref [K], the split-K partials [2][4 warps][16][16].
+// Shared floats, in the order chunk_kernel.cuh carves them: eight [16][K] tables (q_s, k_hat, g, Gc,
+// Rs, -w, Qg, Kd), three [16][VT] (v, u, o), A_kk and A_qk [16][16], beta [16], decay and ref [K], the
+// split-K partials [2][4 warps][16][16]. K = 128, VT = 64: 92 KiB, two CTAs per SM.
 constexpr std::int64_t chunk_smem_floats(std::int64_t K, std::int64_t VT) {
-  return 11 * kChunkTokens * chunk_pitch(K) + 3 * kChunkTokens * chunk_pitch(VT) +
+  return 8 * kChunkTokens * chunk_pitch(K) + 3 * kChunkTokens * chunk_pitch(VT) +
          2 * kChunkTokens * chunk_pitch(kChunkTokens) + kChunkTokens + 2 * K + 2 * kChunkWarps * 256;
 }
 constexpr std::int64_t chunk_smem_bytes(std::int64_t K, std::int64_t VT) { return 4 * chunk_smem_floats(K, VT); }

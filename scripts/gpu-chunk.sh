@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One device call for the chunked KDA kernel (kda/chunk, issue 30) from a bundle packed HERE:
+#   cmake -S . -B build -DKPARITY_CUDA=ON -DKPARITY_CHUNK_KERNEL=ON ... && cmake --build build -j2 \
+#     --target test_gpu_kda test_gpu_dispatch kda_prefill_bench kparity_kernels && scripts/gpu-pack.sh build
+# then on the device (carry .gpu, and .peers for the fla side):  OUT=$OUT scripts/gpu-chunk.sh [phase...]
+#   tests    the kda/chunk GPU tests on tensor cores, then again with KPARITY_CHUNK_SIMT=1 (the mma
+#            fragment-layout emulation: if only the first run fails, the fragment layout is wrong)
+#   sanitize compute-sanitizer memcheck and racecheck on the small kda/chunk tests
+#   bench    bench/kda_prefill_bench, then fla's chunk_kda on the same shapes (run_peers.py --only fla_prefill)
+# Default: all three. Logs in $OUT/chunk-*.log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-chunk-out}
+mkdir -p "$OUT"
+export KPARITY_EXPECT_GPU=1
+[ -d build/tests ] || tar -xJf .gpu/bundle.tar.xz
+phases=${*:-tests sanitize bench}
+T=build/tests/test_gpu_kda
+for ph in $phases; do
+  case $ph in
+    tests)
+      timeout 200 $T --gtest_filter='Chunk*' 2>&1 | tail -80 > "$OUT/chunk-tests-mma.log"
+      KPARITY_CHUNK_SIMT=1 timeout 200 $T --gtest_filter='Chunk.*' 2>&1 | tail -80 > "$OUT/chunk-tests-simt.log"
+      timeout 60 build/tests/test_gpu_dispatch > "$OUT/chunk-dispatch.log" 2>&1
+      ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $T \
+          --gtest_filter='Chunk.RefusedCallWritesNothing:Chunk.GraphCaptureReplaysTheLaunch:Chunk.GateExtremes' \
+          > "$OUT/chunk-$tool.log" 2>&1; echo "exit $?" >> "$OUT/chunk-$tool.log"
+      done
+      ;;
+    bench)
+      timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-bench.md" 2>&1
+      [ -d .peers ] && timeout 200 python3 bench/peers/run_peers.py --only fla_prefill > "$OUT/chunk-peers.log" 2>&1
+      ;;
+  esac
+  tail -3 "$OUT"/chunk-*.log 2>/dev/null | head -40
+done
