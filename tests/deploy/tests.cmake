@@ -16,7 +16,12 @@ add_test(NAME deploy.k8s.manifests
 add_test(NAME deploy.k8s.pods
          COMMAND bash ${deploy_dir}/with_python_deps.sh ${deploy_dir}/k8s_pods_test.py $<TARGET_FILE:kparity_cli>)
 set_tests_properties(deploy.k8s.manifests deploy.k8s.pods PROPERTIES LABELS "cpu;deploy" TIMEOUT 300)
+# The pods run the Jobs' campaigns: both cores. Both tests take the lock the browser test shares
+# (tests/site/CMakeLists.txt), so that neither starves the other on a loaded machine (issue 32).
+set_tests_properties(deploy.k8s.pods PROPERTIES PROCESSORS 2)
+set_tests_properties(deploy.k8s.manifests deploy.k8s.pods PROPERTIES RESOURCE_LOCK kparity_heavy_processes)
 
 # A real single-node Slurm (root; installs slurm-wlm and munge when missing), 4-shard array + merge.
 add_test(NAME deploy.slurm.cluster COMMAND bash ${deploy_dir}/slurm_test.sh $<TARGET_FILE:kparity_cli>)
-set_tests_properties(deploy.slurm.cluster PROPERTIES LABELS "cpu;deploy;slurm" TIMEOUT 600 SKIP_RETURN_CODE 77)
+set_tests_properties(deploy.slurm.cluster PROPERTIES LABELS "cpu;deploy;slurm" TIMEOUT 600 SKIP_RETURN_CODE 77
+                                                    PROCESSORS 2 RESOURCE_LOCK kparity_heavy_processes)

@@ -31,13 +31,28 @@ REQUIRED = [
 ]
 
 
+# Counts the page's renders: every search (site.js's update()) rewrites the entry count's text, and
+# the results when there is a query. Installed once per document; returns the count so far.
+RENDERS = ("(() => { if (window.__kparityRenders === undefined) { window.__kparityRenders = 0;"
+           " new MutationObserver(() => { window.__kparityRenders += 1; })"
+           ".observe(document.body, {childList: true, subtree: true}); }"
+           " return window.__kparityRenders; })()")
+
+
 def search(b, text):
-    """Types `text` into the index's search box and returns the ids of the results, best first."""
+    """Types `text` into the index's search box, presses Enter and returns the ids of the results,
+    best first. The box also searches by itself 120 ms after the last keystroke (site.js): that
+    search must have run before Enter, or it rewrites the results later, possibly under a click on
+    them, which then reaches no link (issue 32: the click was lost and the test waited for a page
+    load that never came). So: type, wait for the page's own search, then Enter and its search."""
     b.eval("(() => { const q = document.getElementById('q'); q.value = ''; q.focus(); return true; })()")
+    before = b.eval(RENDERS)
     b.type_text(text)
+    b.wait_for(f"window.__kparityRenders > {before}", what=f"the search box's own search for {text!r}")
+    typed = b.eval(RENDERS)
     b.press_enter()
-    b.wait_for("document.getElementById('q').value === " + json.dumps(text) +
-               " && !document.getElementById('results').hidden", what=f"results for {text!r}")
+    b.wait_for(f"window.__kparityRenders > {typed} && document.getElementById('q').value === " + json.dumps(text) +
+               " && !document.getElementById('results').hidden", what=f"results for {text!r} after Enter")
     return b.eval("Array.from(document.querySelectorAll('#result-list > li')).map(li => li.dataset.id)")
 
 

@@ -2,6 +2,12 @@
 
 Chromium reads commands from fd 3 and writes replies and events to fd 4, one JSON message per
 NUL-terminated frame; no websocket and no network port are involved.
+
+Every wait is on something Chromium reports: a reply, an event, or a page condition polled through
+Runtime.evaluate. The clock is only a backstop for a browser that stays alive but never reports
+(KPARITY_BROWSER_TIMEOUT seconds per wait, default 180): on a loaded machine a wait simply lasts
+longer (issue 32: a 30-second clock failed the suite beside the deploy tests). A browser that exits
+fails the wait at once, with its stderr.
 """
 import base64
 import json
@@ -31,8 +37,8 @@ def find_chromium():
 
 
 class Browser:
-    def __init__(self, binary, width=1280, height=900, timeout=30.0):
-        self.timeout = timeout
+    def __init__(self, binary, width=1280, height=900, timeout=None):
+        self.timeout = timeout or float(os.environ.get("KPARITY_BROWSER_TIMEOUT") or 180)
         self.profile = tempfile.mkdtemp(prefix="kparity-chromium-")
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
@@ -49,6 +55,7 @@ class Browser:
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buf = b""
+        self._waiting_for = "Chromium's start"
         self._next = 0
         self.events = []
         self.session = None
@@ -75,7 +82,8 @@ class Browser:
         while b"\0" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise CdpError("timed out waiting for Chromium")
+                raise CdpError(f"Chromium is running but reported nothing for {self.timeout:.0f} s "
+                               f"(KPARITY_BROWSER_TIMEOUT) while the test waited for {self._waiting_for}")
             ready, _, _ = select.select([self._from_browser], [], [], left)
             if not ready:
                 continue
@@ -96,6 +104,7 @@ class Browser:
         while data:
             data = data[os.write(self._to_browser, data):]
         deadline = time.monotonic() + (timeout or self.timeout)
+        self._waiting_for = f"the reply to {method}"
         while True:
             reply = self._read_message(deadline)
             if reply.get("id") == self._next:
@@ -107,6 +116,7 @@ class Browser:
     def wait_event(self, method, timeout=None, match=None):
         """The first event `method` (whose params satisfy `match`, if given), seen or still to come."""
         deadline = time.monotonic() + (timeout or self.timeout)
+        self._waiting_for = f"the event {method}"
         while True:
             for i, ev in enumerate(self.events):
                 if ev.get("method") == method and (match is None or match(ev.get("params", {}))):
@@ -144,8 +154,8 @@ class Browser:
             raise CdpError(f"{expression}: {reply['exceptionDetails'].get('text')} {reply['exceptionDetails'].get('exception', {}).get('description', '')}")
         return reply["result"].get("value")
 
-    def wait_for(self, expression, timeout=10.0, what=None):
-        deadline = time.monotonic() + timeout
+    def wait_for(self, expression, timeout=None, what=None):
+        deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             try:
                 value = self.eval(expression)
@@ -162,14 +172,34 @@ class Browser:
             time.sleep(0.05)
 
     def click(self, selector):
+        """A mouse click at the centre of `selector`'s element. The page notes the element its click
+        event reached; a click that reached another one (the element was replaced between press
+        and release, so the browser sends the click to an ancestor, and a link does not navigate)
+        fails here, at once, instead of as a load event that never comes."""
         self.forget_loads()  # a click may navigate
         box = self.eval(f"(() => {{ const el = document.querySelector({json.dumps(selector)}); if (!el) return null;"
                         " el.scrollIntoView({block: 'center'}); const r = el.getBoundingClientRect();"
+                        " window.__kparityClick = {want: el, got: null};"
+                        " document.addEventListener('click', ev => { window.__kparityClick.got = ev.target; },"
+                        " {capture: true, once: true});"
                         " return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()")
         if not box:
             raise CdpError(f"nothing to click at {selector}")
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", {"type": kind, "x": box["x"], "y": box["y"], "button": "left", "clickCount": 1})
+        # The reply to mouseReleased comes after the page handled it, click listeners included. A new
+        # document (no __kparityClick) or one being torn down means the click navigated.
+        try:
+            landed = self.eval("(() => { const c = window.__kparityClick; if (!c) return 'navigated';"
+                               " return c.got && c.want.contains(c.got) ? 'hit' : 'missed: ' +"
+                               " (c.got ? c.got.nodeName + ' ' + (c.got.isConnected ? 'in the page' : 'no longer in the page')"
+                               " : 'no click event'); })()")
+        except CdpError as e:
+            if not any(m in str(e) for m in NAVIGATING):
+                raise
+            landed = "navigated"
+        if landed.startswith("missed"):
+            raise CdpError(f"the click on {selector} did not reach it ({landed[8:]})")
 
     def type_text(self, text):
         self.call("Input.insertText", {"text": text})
