@@ -12,6 +12,8 @@
 #     sanitize  compute-sanitizer memcheck (leak check) and racecheck on the GPU test binaries
 #     pysan     the Python GPU tests (tests/python/test_gpu.py) under memcheck and racecheck
 #     campaign  kparity fuzz --backend cuda, a fresh seed, FUZZ_CASES (default 2000) per CUDA property
+#     contracts scripts/deep-contracts.sh: every contract and hostile-input property, CONTRACT_CASES
+#               (default 10^6) each, a fresh seed each, --jobs $(nproc); CONTRACT_PROPS: only these
 #     impls     check_implementation on each of kparity's kernels (impls.kernels), IMPL_CASES (default
 #               2000) per property, one process per op, a fresh seed each
 #     upstream  bench/fuzz/upstream.py (UPSTREAM_ARGS) on the upstream kernels in .peers
@@ -104,6 +106,14 @@ for phase in "$@"; do
       seed=${FUZZ_SEED:-$(fresh_seed)}
       step campaign "${CAMPAIGN_TIMEOUT:-480}" build/cli/kparity fuzz --backend cuda --cases "${FUZZ_CASES:-2000}" \
         --seed "$seed" --jobs "${FUZZ_JOBS:-$(nproc)}" --report "$W/campaign-$seed.json" --corpus "$W/corpus"
+      ;;
+    contracts)
+      # Issue 32: the contract and hostile-input properties at CONTRACT_CASES (default 10^6) each, a
+      # fresh seed each, on every core (scripts/deep-contracts.sh); CONTRACT_PROPS picks some (default
+      # all); the record (summary.md, a report and log per property) lands in $W/contracts.
+      step contracts "${CONTRACTS_TIMEOUT:-570}" bash scripts/deep-contracts.sh --cases "${CONTRACT_CASES:-1000000}" \
+        --jobs "${FUZZ_JOBS:-$(nproc)}" --kparity build/cli/kparity --out "$W/contracts" ${CONTRACT_PROPS:-}
+      cp "$W/contracts/summary.md" "$OUT/contracts-summary.md" 2>/dev/null
       ;;
     impls)
       PYTHONPATH=$SITE step impls "${IMPLS_TIMEOUT:-480}" python3 bench/fuzz/kernels_check.py --cases "${IMPL_CASES:-2000}" \
