@@ -24,7 +24,8 @@
 //
 // --check-ratio R (the ctest): exit 1 unless, on every call and tensor where fla erred, kparity's
 // max|e| is within a factor R of fla's (the fla-chunk model standing in for the kernel must err like
-// fla does). Exit 0 otherwise, also when the kernel is not built (then said per call and at the end).
+// fla does). Exit 0 otherwise, also when the kernel cannot run (not built, no device: said per call
+// and at the end); 1 when a kernel run fails.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +44,10 @@
 #include "kparity/fuzz/backends/reference.hpp"
 #include "kparity/fuzz/corpus/corpus.hpp"
 #include "kparity/reference/precision_profile.hpp"
+
+#ifdef KPARITY_ACCURACY_KERNEL
+#include "chunk_accuracy_cuda.hpp"
+#endif
 
 namespace {
 
@@ -106,7 +111,8 @@ std::optional<Options> parse(int argc, char** argv) {
   return o;
 }
 
-// The candidate implementation: the CUDA backend or a faithful profile.
+// The candidate implementation: kparity's CUDA kernel (through the fuzz harness's CUDA backend once
+// it lists kda/chunk, else straight through the launcher) or a faithful profile's model.
 class Candidate {
  public:
   explicit Candidate(const std::string& impl) : impl_(impl) {
@@ -114,7 +120,13 @@ class Candidate {
     std::string why;
     for (auto& b : fuzz::cuda_backends(why))
       if (b.implements("kda/chunk")) cuda_ = std::move(b);
-    if (!cuda_) not_built_ = why.empty() ? "the CUDA backend has no kda/chunk launcher" : why;
+    if (cuda_) return;
+#ifdef KPARITY_ACCURACY_KERNEL
+    not_built_ = bench::chunk_kernel_unavailable();
+    direct_ = not_built_.empty();
+#else
+    not_built_ = "this build has no CUDA kernels";
+#endif
   }
   const std::string& not_built() const { return not_built_; }
 
@@ -122,6 +134,9 @@ class Candidate {
   // the kernel refuses as not implemented.
   fuzz::Call run(const fuzz::Call& call) const {
     if (cuda_) return fuzz::run_backend(call, *cuda_);
+#ifdef KPARITY_ACCURACY_KERNEL
+    if (direct_) return bench::run_chunk_kernel(call);
+#endif
     const reference::PrecisionProfileScope scope(*reference::parse_profile(impl_));
     return fuzz::run_faithful(call);
   }
@@ -129,6 +144,7 @@ class Candidate {
  private:
   std::string impl_;
   std::optional<fuzz::Backend> cuda_;
+  bool direct_ = false;
   std::string not_built_;
 };
 
@@ -175,7 +191,7 @@ int main(int argc, char** argv) {
   }
   const Candidate cand(opt->impl);
   std::printf("kda/chunk accuracy against the oracle: fla = captured chunk_kda outputs, kparity = %s%s\n",
-              opt->impl.c_str(), cand.not_built().empty() ? "" : (" (kernel not built: " + cand.not_built() + ")").c_str());
+              opt->impl.c_str(), cand.not_built().empty() ? "" : (" (" + cand.not_built() + ")").c_str());
   std::printf("rel = max|x - o| / max|o| per tensor; rms over the elements where the oracle is finite\n");
   std::printf("%-34s %-12s %10s %10s %9s %9s %9s %9s\n", "call", "tensor", "fla max|e|", "kp max|e|", "fla rel",
               "kp rel", "fla rms", "kp rms");
@@ -206,7 +222,7 @@ int main(int argc, char** argv) {
       ++calls;
       Side kp;
       if (!cand.not_built().empty()) {
-        kp.skipped = "kernel not built";
+        kp.skipped = cand.not_built();
       } else {
         try {
           const fuzz::Call got = cand.run(call);
@@ -248,7 +264,7 @@ int main(int argc, char** argv) {
     const Err& f = fla_total.at(name);
     Side k;
     if (kp_total.count(name)) k.errs[name] = kp_total.at(name);
-    else k.skipped = "kernel not built";
+    else k.skipped = cand.not_built().empty() ? "kernel did not run" : cand.not_built();
     print_row("TOTAL (" + std::to_string(calls) + " calls)", name, f, k);
   }
   for (const auto& name : written_order(tensor_n)) std::printf("%s: kparity <= fla on %d of %d calls\n", name.c_str(), tensor_le[name],
@@ -257,7 +273,8 @@ int main(int argc, char** argv) {
   if (refused) std::printf("%d dumps skipped: the oracle refuses them\n", refused);
   // Last, so that it is the line a log's tail shows (scripts/gpu-wave.sh's phase note).
   if (compared) std::printf("kparity <= fla on %d of %d calls\n", kp_le, compared);
-  else std::printf("kparity <= fla: kernel not built (%d calls measured for fla only)\n", calls);
+  else std::printf("kparity <= fla: %s (%d calls measured for fla only)\n",
+                   cand.not_built().empty() ? "kernel did not run" : cand.not_built().c_str(), calls);
   if (!opt->json.empty()) {
     std::ofstream(opt->json) << nlohmann::json{{"impl", opt->impl}, {"calls", report}, {"compared", compared},
                                                {"kparity_le_fla", kp_le}}.dump(1) << "\n";

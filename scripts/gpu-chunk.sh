@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # One device call for the chunked KDA kernel (kda/chunk, issue 30) from a bundle packed HERE:
 #   cmake -S . -B build -DKPARITY_CUDA=ON -DKPARITY_CHUNK_KERNEL=ON ... && cmake --build build -j2 \
-#     --target test_gpu_kda test_gpu_dispatch kda_prefill_bench kparity_kernels && scripts/gpu-pack.sh build
+#     --target test_gpu_kda test_gpu_dispatch kda_prefill_bench kda_chunk_accuracy kparity_kernels && scripts/gpu-pack.sh build
 # then on the device (carry .gpu, and .peers for the fla side):  OUT=$OUT scripts/gpu-chunk.sh [phase...]
 #   tests    the kda/chunk GPU tests on tensor cores, then again with KPARITY_CHUNK_SIMT=1 (the mma
 #            fragment-layout emulation: if only the first run fails, the fragment layout is wrong)
 #   sanitize compute-sanitizer memcheck and racecheck on the small kda/chunk tests
 #   bench    bench/kda_prefill_bench, then fla's chunk_kda on the same shapes (run_peers.py --only fla_prefill)
-# Default: all three. Logs in $OUT/chunk-*.log.
+#   accuracy bench/kda_chunk_accuracy: the kernel's errors against the oracle beside fla chunk_kda's on the
+#            twelve captured calls of tests/data/fla_chunk_kda (issue 30's bar; scripts/gpu-wave.sh accuracy
+#            captures more)
+# Default: all four. Logs in $OUT/chunk-*.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-chunk-out}
 mkdir -p "$OUT"
 export KPARITY_EXPECT_GPU=1
 [ -d build/tests ] || tar -xJf .gpu/bundle.tar.xz
-phases=${*:-tests sanitize bench}
+phases=${*:-tests sanitize bench accuracy}
 T=build/tests/test_gpu_kda
 for ph in $phases; do
   case $ph in
@@ -29,6 +32,10 @@ for ph in $phases; do
           --gtest_filter='Chunk.RefusedCallWritesNothing:Chunk.GraphCaptureReplaysTheLaunch:Chunk.GateExtremes' \
           > "$OUT/chunk-$tool.log" 2>&1; echo "exit $?" >> "$OUT/chunk-$tool.log"
       done
+      ;;
+    accuracy)
+      timeout 120 build/bench/kda_chunk_accuracy --impl cuda --json "$OUT/chunk-accuracy.json" tests/data/fla_chunk_kda \
+        > "$OUT/chunk-accuracy.log" 2>&1
       ;;
     bench)
       timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-bench.md" 2>&1
