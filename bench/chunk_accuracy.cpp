@@ -273,7 +273,7 @@ int main(int argc, char** argv) {
   if (refused) std::printf("%d dumps skipped: the oracle refuses them\n", refused);
   // Last, so that it is the line a log's tail shows (scripts/gpu-wave.sh's phase note).
   if (compared) std::printf("kparity <= fla on %d of %d calls\n", kp_le, compared);
-  else std::printf("kparity <= fla: %s (%d calls measured for fla only)\n",
+  else if (calls) std::printf("kparity <= fla: %s (%d calls measured for fla only)\n",
                    cand.not_built().empty() ? "kernel did not run" : cand.not_built().c_str(), calls);
   if (!opt->json.empty()) {
     std::ofstream(opt->json) << nlohmann::json{{"impl", opt->impl}, {"calls", report}, {"compared", compared},
