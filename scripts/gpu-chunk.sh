@@ -34,8 +34,12 @@ for ph in $phases; do
       done
       ;;
     accuracy)
-      timeout 120 build/bench/kda_chunk_accuracy --impl cuda --json "$OUT/chunk-accuracy.json" tests/data/fla_chunk_kda \
-        > "$OUT/chunk-accuracy.log" 2>&1
+      # The kernel, then its precision model on the same calls (how close the model's errors are to
+      # the kernel's: the differential rule's bound is twice the model's).
+      for impl in cuda kparity-chunk; do
+        timeout 120 build/bench/kda_chunk_accuracy --impl $impl --json "$OUT/chunk-accuracy-$impl.json" \
+          tests/data/fla_chunk_kda > "$OUT/chunk-accuracy-$impl.log" 2>&1
+      done
       ;;
     bench)
       timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-bench.md" 2>&1
