@@ -125,29 +125,53 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
   for (std::int64_t t0 = bos; t0 < eos; t0 += C) {
     const int L = static_cast<int>(eos - t0 < C ? eos - t0 : C);
     // --- doc 3.1-3.3: loads, gate, beta; missing slots are zeros ---
-    for (int idx = tid; idx < C * K; idx += kChunkThreads) {
-      const int i = idx / K, c = idx % K;
-      float q = 0.f, k = 0.f, g = 0.f;
-      if (i < L) {
+    // Batches of kLoadBatch elements a thread, every load of a batch issued before any is used
+    // (ld_raw, as the decode kernels): a load-convert-store loop waits a memory round trip per element.
+    constexpr int kPer = C * K / kChunkThreads, kLoadBatch = kPer < 8 ? kPer : 8;
+    static_assert(kPer % kLoadBatch == 0, "whole batches");
+#pragma unroll 1
+    for (int u0 = 0; u0 < kPer; u0 += kLoadBatch) {
+      std::uint32_t rq[kLoadBatch], rk[kLoadBatch], rg[kLoadBatch], rb[kLoadBatch];
+#pragma unroll
+      for (int u = 0; u < kLoadBatch; ++u) {
+        const int idx = tid + (u0 + u) * kChunkThreads, i = idx / K, c = idx % K;
         const std::int64_t tok = t0 + i;
-        q = ld_any(p.q, p.q_dt, b * p.q_sb + tok * p.q_st + h * p.q_sh + c * p.q_sk);
-        k = ld_any(p.k, p.k_dt, b * p.k_sb + tok * p.k_st + h * p.k_sh + c * p.k_sk);
-        g = ld_any(p.g, p.g_dt, b * p.g_sb + tok * p.g_st + hv * p.g_sh + c * p.g_sk);
-        if (p.gate_in_kernel) {
-          const float x = g + (p.has_dt_bias ? ld_any(p.dt_bias, p.dtb_dt, hv * p.dtb_sh + c * p.dtb_sk) : 0.f);
-          g = gate(x, A_log, p.has_lower_bound, p.lower_bound);
+        rq[u] = rk[u] = rg[u] = rb[u] = 0;  // missing slots: +0 in every dtype
+        if (i < L) {
+          rq[u] = ld_raw(p.q, p.q_dt, b * p.q_sb + tok * p.q_st + h * p.q_sh + c * p.q_sk);
+          rk[u] = ld_raw(p.k, p.k_dt, b * p.k_sb + tok * p.k_st + h * p.k_sh + c * p.k_sk);
+          rg[u] = ld_raw(p.g, p.g_dt, b * p.g_sb + tok * p.g_st + hv * p.g_sh + c * p.g_sk);
+          if (p.gate_in_kernel && p.has_dt_bias) rb[u] = ld_raw(p.dt_bias, p.dtb_dt, hv * p.dtb_sh + c * p.dtb_sk);
         }
       }
-      s_q[i * PK + c] = q;
-      s_k[i * PK + c] = k;
-      s_g[i * PK + c] = g;
+#pragma unroll
+      for (int u = 0; u < kLoadBatch; ++u) {
+        const int idx = tid + (u0 + u) * kChunkThreads, i = idx / K, c = idx % K;
+        float g = raw_f(rg[u], p.g_dt);
+        if (p.gate_in_kernel && i < L) {
+          const float x = g + (p.has_dt_bias ? raw_f(rb[u], p.dtb_dt) : 0.f);
+          g = gate(x, A_log, p.has_lower_bound, p.lower_bound);
+        }
+        s_q[i * PK + c] = raw_f(rq[u], p.q_dt);
+        s_k[i * PK + c] = raw_f(rk[u], p.k_dt);
+        s_g[i * PK + c] = g;
+      }
     }
-    for (int idx = tid; idx < C * VT; idx += kChunkThreads) {
-      const int i = idx / VT, j = idx % VT;
-      const std::int64_t col = v0 + j;
-      s_v[i * PV + j] = (i < L && col < p.V)
-                            ? ld_any(p.v, p.v_dt, b * p.v_sb + (t0 + i) * p.v_st + hv * p.v_sh + col * p.v_sv)
-                            : 0.f;
+    {
+      constexpr int kPerV = C * VT / kChunkThreads;  // 2, 4 or 8
+      std::uint32_t rv[kPerV];
+#pragma unroll
+      for (int u = 0; u < kPerV; ++u) {
+        const int idx = tid + u * kChunkThreads, i = idx / VT, j = idx % VT;
+        const std::int64_t col = v0 + j;
+        rv[u] = (i < L && col < p.V) ? ld_raw(p.v, p.v_dt, b * p.v_sb + (t0 + i) * p.v_st + hv * p.v_sh + col * p.v_sv)
+                                     : 0u;
+      }
+#pragma unroll
+      for (int u = 0; u < kPerV; ++u) {
+        const int idx = tid + u * kChunkThreads;
+        s_v[(idx / VT) * PV + idx % VT] = raw_f(rv[u], p.v_dt);
+      }
     }
     if (tid < C) {
       float be = 0.f;

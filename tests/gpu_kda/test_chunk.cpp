@@ -14,6 +14,7 @@
 #include "kparity/diagnostics/catalog_ids.hpp"
 #include "kparity/kernels/kda.hpp"
 #include "kparity/reference/kda_chunk.hpp"
+#include "kparity/reference/precision_profile.hpp"
 #include "support/gpu_env.hpp"
 
 namespace kparity::gpu_test {
@@ -59,6 +60,18 @@ void check(const ChunkHost& h) {
     EXPECT_TRUE(close(ker.fin.view(), model.fin.view(), oracle.fin.view(), chunk_tol::vs_model(model.fin.view()),
                       chunk_tol::kOracleFactor, h.tag + " final state"));
   if (h.q.numel() > 0) EXPECT_TRUE(nonzero(ker.out.view())) << h.tag << ": the kernel wrote nothing";
+  // The house differential rule under the kernel's precision profile (kparity-chunk): what the CUDA
+  // campaign will judge it by.
+  ChunkHost prof = h;
+  {
+    reference::PrecisionProfileScope scope(reference::PrecisionProfile::kparity_chunk);
+    reference::kda::chunk(prof.args(), reference::Precision::faithful, ValidateOptions::upstream());
+  }
+  EXPECT_TRUE(close(ker.out.view(), prof.out.view(), oracle.out.view(), chunk_tol::vs_model(prof.out.view()),
+                    chunk_tol::kOracleFactor, h.tag + " out (kparity-chunk profile)"));
+  if (h.a.output_final_state)
+    EXPECT_TRUE(close(ker.fin.view(), prof.fin.view(), oracle.fin.view(), chunk_tol::vs_model(prof.fin.view()),
+                      chunk_tol::kOracleFactor, h.tag + " final state (kparity-chunk profile)"));
 }
 
 TEST(Chunk, RandomCallsMatchModelAndOracle) {

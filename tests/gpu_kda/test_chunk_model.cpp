@@ -101,5 +101,25 @@ TEST(ChunkModel, GateExtremesStayFiniteAndRight) {
   }
 }
 
+TEST(ChunkModel, AgreesWithTheReferenceProfileOfTheKernel) {
+  // Two implementations of docs/kda_chunk_kernel.md written apart: this test's model and the
+  // reference's kparity-chunk precision profile (reference/kda/chunk_kparity.cpp). They differ only
+  // in the summation orders the doc leaves to the hardware, so they meet the kernel's own recipe
+  // (chunk_tolerance.hpp); a rounding point read differently from the doc would not.
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const ChunkHost h = random_chunk_case(seed);
+    ChunkHost model = h, prof = h;
+    chunk_model(model.args(), ChunkModel::kernel);
+    {
+      reference::PrecisionProfileScope scope(reference::PrecisionProfile::kparity_chunk);
+      reference::kda::chunk(prof.args(), Precision::faithful, ValidateOptions::upstream());
+    }
+    EXPECT_TRUE(close_to(prof.out.view(), model.out.view(), chunk_tol::vs_model(model.out.view()), h.tag + " out"));
+    if (h.a.output_final_state)
+      EXPECT_TRUE(
+          close_to(prof.fin.view(), model.fin.view(), chunk_tol::vs_model(model.fin.view()), h.tag + " final state"));
+  }
+}
+
 }  // namespace
 }  // namespace kparity::gpu_test
