@@ -45,6 +45,11 @@ void add_impl_campaign_options(CLI::App& fuzz) {
                   "With --impl: report up to this many distinct findings per property (each shrunk, with its repro); "
                   "the run goes on after a failure, excluding what it found")
       ->check(CLI::PositiveNumber);
+  fuzz.add_option("--explain-seconds", o.explain_seconds,
+                  "With --impl: the explain step's budget per finding in seconds (default 3; 0: off): after each "
+                  "shrink, vary one parameter of the call at a time and say which ones the failure needs "
+                  "(implies --max-findings 5 unless given)")
+      ->check(CLI::NonNegativeNumber);
   fuzz.add_option("--known", o.known,
                   "With --impl: an accepted finding (its id or signature as a report prints it), excluded from the "
                   "start; recurrences are counted, not failures (repeatable)");
@@ -99,13 +104,14 @@ int run_impl_campaign(const std::vector<fz::Property>& props, const fz::ImplProp
   fz::CampaignOptions one = c;
   if (!o.preset.empty()) one.repro_args += " --preset " + o.preset;
   if (!o.pins.empty()) one.repro_args += " --pins '" + o.pins + "'";
-  if (o.max_findings <= 0 && o.known.empty()) {
+  if (o.max_findings <= 0 && o.known.empty() && o.explain_seconds < 0) {
     const fz::CampaignResult r = fz::run_campaign(props, one, {{backend, true, ""}}, std::cout);
     return r.passed() ? kExitOk : kExitMismatch;
   }
   fz::FindingRunOptions fo;
   fo.max_findings = o.max_findings > 0 ? o.max_findings : 5;
   fo.known = o.known;
+  if (o.explain_seconds >= 0) fo.explain.seconds = o.explain_seconds;
   const fz::FindingCampaign r = fz::run_finding_campaign(props, *po.ledgers, one, fo, {{backend, true, ""}}, std::cout);
   if (!c.report_path.empty()) {
     std::ofstream f(c.report_path);

@@ -21,6 +21,7 @@ struct ImplCampaignOptions {
   int max_findings = 0;            // > 0: several findings per property (one process, no workers)
   std::vector<std::string> known;  // finding ids or signatures accepted
   std::string pins;                // "<family>:<key>=<value>,..." (generators/pins.hpp); empty: none
+  double explain_seconds = -1;     // >= 0: the explain step's budget per finding (implies the findings campaign)
 };
 
 // Adds --preset, --pins, --max-findings and --known to `fuzz` (storing into impl_campaign_options()).

@@ -217,6 +217,7 @@ json run(Channel& ch, const json& cfg) {
   fuzz::FindingRunOptions fo;
   fo.max_findings = cfg.value("max_findings", 5);
   fo.known = cfg.value("known", std::vector<std::string>{});
+  fo.explain.seconds = cfg.value("explain_seconds", fo.explain.seconds);
   std::ostringstream log;
   const fuzz::FindingCampaign r = fuzz::run_finding_campaign(props, *po.ledgers, c, fo, {{name, true, ""}}, log);
   return {{"type", "done"}, {"report", r.report()}, {"log", log.str()}};

@@ -170,6 +170,27 @@ std::string FindingLedger::covering(const FindingSignature& f) const {
   return "";
 }
 
+std::string readable_message(const Finding& f) {
+  // RapidCheck's text: "Falsifiable after ..." lines, the failure (RC_FAIL's message, starting
+  // with the class tag), the logged lines (the call's description, the rule's line), then the
+  // drawn values. The tagged line is the verdict.
+  const std::string& raw = f.outcome.message;
+  std::string verdict;
+  std::istringstream lines(raw);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t at = line.find("[" + std::string(failure_class_name(f.found_as.cls)) + "] ");
+    if (at != std::string::npos) {
+      verdict = line.substr(at);
+      break;
+    }
+  }
+  if (verdict.empty()) return raw;
+  std::string out = verdict;
+  if (!f.call.empty()) out += "\ncall: " + f.call;
+  if (!f.explanation.first_bad.empty()) out += "\n" + f.explanation.first_bad;
+  return out;
+}
+
 // ---- counters --------------------------------------------------------------------------------
 
 std::int64_t FindingCounters::outside_total() const {
@@ -235,7 +256,8 @@ nlohmann::json finding_json(const Finding& f) {
                       {"class", std::string(failure_class_name(f.signature.cls))},
                       {"tensor", f.signature.tensor},
                       {"edges", f.signature.edges},
-                      {"message", f.outcome.message},
+                      {"message", readable_message(f)},
+                      {"debug", f.outcome.message},
                       {"seed", hex(f.outcome.seed)},
                       {"repro_cases", std::max(f.outcome.repro_cases, 1)},
                       {"cases_before", f.outcome.cases},
@@ -245,6 +267,10 @@ nlohmann::json finding_json(const Finding& f) {
   nlohmann::json ex = nlohmann::json::array();
   for (const auto& e : f.examples) ex.push_back(finding_json(e));
   j["examples"] = ex;
+  if (f.explanation.ran) {
+    j["explain"] = f.explanation.to_json();
+    j["explain"]["round_seconds"] = f.outcome.seconds;  // the search and shrink it followed
+  }
   return j;
 }
 
@@ -349,9 +375,30 @@ PropertyFindings run_property_findings(const Property& p, FindingLedger& ledger,
         f.saved.clear();  // the report says "not saved" by its absence
       }
     }
+    if (f.outcome.failing_call) f.call = f.outcome.failing_call->description;
+    if (ledger.check && f.outcome.failing_call && options.explain.seconds > 0)
+      f.explanation = explain_finding(*f.outcome.failing_call, sig, ledger.check, options.explain,
+                                      finding_round_seed(f.outcome.seed, 1));
     f.outcome.failing_call.reset();
-    const auto same = std::find_if(out.findings.begin(), out.findings.end(),
-                                   [&](const Finding& g) { return g.signature.same_failure(sig); });
+    // The same failure (class, tensor, kind, message) again, unless the explain step tells the two
+    // apart (needed sets that name different bugs: campaign/explain.hpp, same_bug).
+    const bool told_apart = !f.explanation.needed_names().empty();
+    const auto same = std::find_if(out.findings.begin(), out.findings.end(), [&](const Finding& g) {
+      return g.signature.same_failure(sig) &&
+             (!told_apart || g.explanation.needed_names().empty() || same_bug(g.explanation, f.explanation));
+    });
+    // One bug, one finding: another failure that needs what an earlier finding needs is that
+    // finding met again, in another tensor or class.
+    const auto met = same != out.findings.end()
+                         ? same
+                         : std::find_if(out.findings.begin(), out.findings.end(),
+                                        [&](const Finding& g) { return same_bug(g.explanation, f.explanation); });
+    if (met != out.findings.end()) refine(met->explanation, f.explanation);
+    if (same == out.findings.end() && met != out.findings.end()) {
+      ledger.excluded.push_back(sig);
+      met->examples.push_back(std::move(f));
+      continue;
+    }
     if (same != out.findings.end()) {
       // The same failure under other conditions: the conditions both shrunk calls have are what
       // it needs (shrinking removed the rest from each); the finding generalises to them.
@@ -428,7 +475,9 @@ FindingCampaign run_finding_campaign(const std::vector<Property>& props,
     for (std::size_t k = 0; k < pf.findings.size(); ++k) {
       const Finding& f = pf.findings[k];
       log << fmt::format("  finding {} [{}] {}\n", k + 1, f.signature.id(), f.signature.display());
-      std::istringstream lines(f.outcome.message);
+      if (f.explanation.ran) log << "    explain: " << f.explanation.line() << "\n";
+      for (const auto& e : f.examples) log << fmt::format("    also met as [{}] {}\n", e.found_as.id(), e.found_as.display());
+      std::istringstream lines(readable_message(f));
       int shown = 0;
       for (std::string line; std::getline(lines, line) && shown < 6; ++shown) log << "    " << line << "\n";
       std::string cmd = repro_command(f.outcome, opt);

@@ -13,6 +13,7 @@
 #include "kparity/diagnostics/catalog.hpp"
 #include "kparity/fuzz/backends/implementation.hpp"
 #include "kparity/fuzz/backends/reference.hpp"
+#include "kparity/fuzz/campaign/explain.hpp"
 #include "kparity/fuzz/mutator/mutator.hpp"
 #include "kparity/fuzz/properties/differential.hpp"
 
@@ -432,6 +433,8 @@ Property make_property(const OpFuzzSpec& spec, const Backend& backend, const std
     throw std::invalid_argument("unknown implementation property kind '" + kind +
                                 "' (known: differential, differential-special-values, deterministic, contract)");
   }
+  // The explain step after shrinking judges variants of a finding's call as this property does.
+  ledger->check = implementation_check(spec, backend, kind, o.profile, o.adapt, o.supports);
   if (o.ledgers) (*o.ledgers)[p.name] = ledger;
   return p;
 }
@@ -457,6 +460,8 @@ std::uint64_t call_fingerprint(const Call& c) {
   for (const auto& [name, v] : c.flags) mix_str(name), mix(&v, sizeof v);
   return h;
 }
+
+FindingSignature signature_of_failure(const ImplFailure& e) { return failure_signature(e, {}); }
 
 std::vector<Property> implementation_properties(const Backend& backend, const std::vector<OpFuzzSpec>& specs,
                                                 const ImplPropertyOptions& options) {

@@ -117,7 +117,7 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
                          preset: str | None = None, max_findings: int = 5,
                          known: Iterable[str | Failure] | None = None,
                          first_call_timeout: float | None = None,
-                         pins: dict[str, Any] | str | None = None) -> Report:
+                         pins: dict[str, Any] | str | None = None, explain_seconds: float = 3.0) -> Report:
     """Fuzzes ``impl``, an implementation of ``op`` with upstream's calling convention, against
     kparity's references, and returns a Report (nothing is raised for what ``impl`` does; call
     ``report.raise_for_failures()`` to fail a test).
@@ -173,6 +173,10 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
       excluding that finding's signature, and reports up to this many distinct findings per property
       (each shrunk, with its repro line and saved call). A rejection of valid calls is reported once,
       then such calls are redrawn (counted), so the numerics are still tested.
+    * ``explain_seconds``: the budget of the explain step after each finding's shrink (0: off): the
+      shrunk call is varied one parameter at a time (sizes, keys per token, dtype, layouts, sink,
+      duplicates, ...) and each finding says which ones the failure needs and which are free
+      (``Failure.explain``, ``Failure.explanation``); findings that need the same thing merge into one.
     * ``known``: accepted findings (their ``id`` or ``signature`` as a report prints them, or the
       Failure objects): excluded from the start, so the run digs for the next; recurrences are
       counted in ``known_hits``, never failures.
@@ -206,6 +210,8 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
         raise TypeError(f"{FN}: supports must be a callable taking a CallInfo, got {type(supports).__name__}")
     if not isinstance(max_findings, int) or max_findings < 1:
         raise ValueError(f"{FN}: max_findings must be a positive int, got {max_findings!r}")
+    if not isinstance(explain_seconds, (int, float)) or explain_seconds < 0:
+        raise ValueError(f"{FN}: explain_seconds must be a non-negative number, got {explain_seconds!r}")
     if first_call_timeout is not None and not first_call_timeout > 0:
         raise ValueError(f"{FN}: first_call_timeout must be a positive number of seconds or None, "
                          f"got {first_call_timeout!r}")
@@ -246,7 +252,7 @@ def check_implementation(op: str, impl: Callable[..., Any], *, device: str | tor
               "cases": cases if cases is not None or time is not None else 100, "seconds": time,
               "max_size": max_size, "shrink": shrink, "corpus": folder, "property": selected,
               "preset": preset or "", "pins": pins_text, "supports": supports is not None, "max_findings": max_findings,
-              "known": known_list}
+              "known": known_list, "explain_seconds": float(explain_seconds)}
     host = Host(config)
     try:
         while True:

@@ -40,17 +40,30 @@ class Failure:
     # conditions, kept here with their own repro lines.
     found_as: str = ""
     examples: tuple["Failure", ...] = ()
+    # The explain step after shrinking (README, "The explain object"): "needed", "free", "unclear"
+    # and "unreached" lists of the call's parameters, each with the values tried; "line" says it in
+    # one line, "first_bad" and "provenance" locate the first bad element. Empty when not run.
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def explanation(self) -> str:
+        """The explain step in one line: what the failure needs, what is free."""
+        return str(self.explain.get("line", "")) if self.explain else ""
 
     def __str__(self) -> str:
         head = f"[{self.id}] " if self.id else ""
         lines = [f"{head}[{self.failure_class}] {self.message}"]
         if self.display:
             lines.append(f"  signature: {self.display}")
+        if self.explanation:
+            lines.append(f"  explain: {self.explanation}")
+        if self.explain.get("first_bad"):
+            lines.append(f"  {self.explain['first_bad']}")
         lines.append(f"  repro: {self.repro}")
         if self.saved:
             lines.append(f"  saved: {self.saved}")
         for e in self.examples:
-            lines.append(f"  also shrunk to: {e.message}")
+            lines.append(f"  also met as: {e.display or e.message}")
             lines.append(f"    repro: {e.repro}")
         return "\n".join(lines)
 
@@ -117,9 +130,10 @@ def _parse_class(text: str) -> tuple[str, str]:
 
 def _finding(f: dict[str, Any], repro: str, examples: tuple[Failure, ...] = ()) -> Failure:
     cls, message = _parse_class(f.get("message", ""))
-    return Failure(cls, message, f.get("message", ""), repro, f.get("saved") or None, f.get("signature", ""),
-                   f.get("id", ""), f.get("display", ""), f.get("tensor", ""), tuple(f.get("edges", ())),
-                   f.get("found_as", ""), examples)
+    # details: RapidCheck's full text (the report's "debug", with the drawn values) when there is one
+    return Failure(cls, message, f.get("debug") or f.get("message", ""), repro, f.get("saved") or None,
+                   f.get("signature", ""), f.get("id", ""), f.get("display", ""), f.get("tensor", ""),
+                   tuple(f.get("edges", ())), f.get("found_as", ""), examples, dict(f.get("explain") or {}))
 
 
 @dataclass

@@ -18,6 +18,8 @@ import functools
 import inspect
 from typing import Any, Callable
 
+import torch
+
 
 from . import sparse
 
@@ -91,3 +93,55 @@ def rejects_strided_q_and_dedupes(*args: Any, **kwargs: Any) -> Any:
 TWO_TENSOR_SLIPS = ("sparse/paged_decode", stale_out_and_base2_lse)
 CRASH_AND_SLIP = ("sparse/paged_decode", zero_division_and_dedupe)
 REJECTS_STRIDED_Q_AND_DEDUPES = ("sparse/paged_decode", rejects_strided_q_and_dedupes)
+
+
+# ---- one slip each, for the explain step (issue 33; tests/python/test_fuzz_explain.py) ----------
+
+def _csr_without_fifth_keys(indptr: torch.Tensor, indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The CSR lists with the last entry of every list of five or more dropped."""
+    ptr = indptr.reshape(-1).tolist()
+    idx = indices.reshape(-1).tolist()
+    new_ptr, new_idx = [0], []
+    for t in range(len(ptr) - 1):
+        b, e = ptr[t], ptr[t + 1]
+        lst = idx[b:e] if e > b else []
+        if len(lst) >= 5:
+            lst = lst[:-1]
+        new_idx.extend(lst)
+        new_ptr.append(len(new_idx))
+    return (torch.tensor(new_ptr, dtype=indptr.dtype), torch.tensor(new_idx, dtype=indices.dtype))
+
+
+@functools.wraps(sparse.paged_decode)
+def drops_fifth_key(*args: Any, **kwargs: Any) -> Any:
+    """Leaves out the last selected key of any token with five or more keys (a key loop whose tile
+    of four is handled and whose remainder is not): right for four keys or fewer."""
+    a = _args(sparse.paged_decode, args, kwargs).arguments
+    a["kv_indptr"], a["kv_indices"] = _csr_without_fifth_keys(a["kv_indptr"], a["kv_indices"])
+    return sparse.paged_decode(**a)
+
+
+@functools.wraps(sparse.paged_decode)
+def ignores_inf_sink(*args: Any, **kwargs: Any) -> Any:
+    """Reads a +inf attention sink as -inf (no sink), where upstream's +inf sink zeroes the output."""
+    a = _args(sparse.paged_decode, args, kwargs).arguments
+    sink = a["attn_sink"].clone()
+    sink[sink == float("inf")] = float("-inf")
+    a["attn_sink"] = sink
+    return sparse.paged_decode(**a)
+
+
+@functools.wraps(sparse.paged_decode)
+def ignores_q_strides(*args: Any, **kwargs: Any) -> Any:
+    """Reads q's storage as if q were contiguous from its start (a kernel handed q.data_ptr() of the
+    storage and no strides): right for compact q only."""
+    a = _args(sparse.paged_decode, args, kwargs).arguments
+    q = a["q"]
+    if not (q.is_contiguous() and q.storage_offset() == 0):
+        a["q"] = torch.as_strided(q, q.shape, torch.empty(q.shape).stride(), 0)
+    return sparse.paged_decode(**a)
+
+
+DROPS_FIFTH_KEY = ("sparse/paged_decode", drops_fifth_key)
+IGNORES_INF_SINK = ("sparse/paged_decode", ignores_inf_sink)
+IGNORES_Q_STRIDES = ("sparse/paged_decode", ignores_q_strides)

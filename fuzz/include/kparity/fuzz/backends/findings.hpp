@@ -39,6 +39,7 @@
 
 #include "kparity/fuzz/backends/failure.hpp"
 #include "kparity/fuzz/campaign/campaign.hpp"
+#include "kparity/fuzz/campaign/explain.hpp"
 #include "kparity/fuzz/campaign/runner.hpp"
 
 namespace kparity::fuzz {
@@ -104,6 +105,9 @@ struct FindingLedger {
   std::optional<FindingSignature> last;    // the signature of the latest failing case
   // The id of the excluded or known finding that covers f, or "".
   std::string covering(const FindingSignature& f) const;
+  // Judges one call as the property does, for the explain step after shrinking (campaign/explain.hpp);
+  // empty: the property's findings are not explained (the contract property's hostile calls).
+  CallCheck check;
   // What cases counted before RapidCheck discarded them (nothing in the domain to run); the run
   // adds them to its counters.
   FindingCounters discarded_cases;
@@ -112,6 +116,9 @@ struct FindingLedger {
 struct FindingRunOptions {
   int max_findings = 5;            // per property
   std::vector<std::string> known;  // signatures (text) or ids of accepted findings
+  // The explain step after each finding's shrink (campaign/explain.hpp); seconds <= 0: none. Its
+  // needed sets merge findings: one bug, one finding (run_property_findings).
+  ExplainOptions explain;
 };
 
 struct Finding {
@@ -121,11 +128,19 @@ struct Finding {
   std::vector<std::string> excluded_before;  // signatures excluded when it was found (its repro needs them)
   int round = 0;
   std::string saved;                         // the shrunk call's dump, when saved
-  // Later rounds that shrank to the same failure (class, tensor, kind, message) under other
+  // Later rounds whose explain step found the same needed set (issue 33: one bug, one finding,
+  // whatever tensor or class it showed in), and later rounds that shrank to the same failure
+  // (class, tensor, kind, message) under other conditions when no needed set tells them apart.
   // conditions: each is kept as an example, and the finding's edges become the ones every example
   // has (shrinking removed the rest, so those were incidental). Their own signatures are as found.
   std::vector<Finding> examples;
+  Explanation explanation;  // the explain step on the shrunk call (ran = false: none)
+  std::string call;         // the shrunk call's description (generators' Call::description)
 };
+
+// A finding's message for people: the verdict line, the shrunk call's description and the first
+// bad element, without RapidCheck's drawn values (those stay in the report's "debug").
+std::string readable_message(const Finding& f);
 
 struct PropertyFindings {
   PropertyOutcome outcome;  // the whole run: cases = judged cases, buckets without counters

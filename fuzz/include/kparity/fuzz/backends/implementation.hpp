@@ -61,6 +61,10 @@ inline constexpr int kMaxDraws = 500;
 // counterexample whose verdict cannot be reproduced by running it again (a hang, a race).
 std::uint64_t call_fingerprint(const Call& c);
 
+// The signature a backend failure gets in a finding (findings.hpp), without the call's edges: what
+// the explain step (campaign/explain.hpp) compares a variant's failure with.
+FindingSignature signature_of_failure(const ImplFailure& e);
+
 std::vector<Property> implementation_properties(const Backend& backend, const std::vector<OpFuzzSpec>& specs,
                                                 const ImplPropertyOptions& options = {});
 

@@ -1,0 +1,98 @@
+// Knobs every op has (campaign/explain.hpp): the layout of each tensor the op reads (contiguous or
+// not) and whether special values are present; and knobs_for, which picks an op family's knobs.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "explain_knobs.hpp"
+#include "kparity/fuzz/generators/sparse_case.hpp"
+
+namespace kparity::fuzz {
+namespace explain_detail {
+
+std::string describe_variant(const std::string& base) { return base.empty() ? "explain variant" : "explain variant of: " + base; }
+
+namespace {
+
+bool plain(const Tensor& t) { return t.view().is_contiguous() && t.storage_offset() == 0; }
+
+bool is_float(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
+
+bool any_special(const Tensor& t) {
+  bool special = false;
+  for_each_element(t.view(), [&](std::span<const std::int64_t> i, std::int64_t) {
+    special = special || !std::isfinite(t.view().load(i));
+  });
+  return special;
+}
+
+}  // namespace
+
+std::vector<Knob> generic_knobs(const Call& call, std::uint64_t /*seed*/, const Focus& /*focus*/) {
+  std::vector<Knob> out;
+  // The trials outlive this function: they hold their own copy of the call.
+  const auto base = std::make_shared<const Call>(call);
+  const auto written = [base](const std::string& n) {
+    return std::find(base->written.begin(), base->written.end(), n) != base->written.end();
+  };
+  for (const auto& [name, t] : call.tensors) {
+    if (t.view().rank == 0 || t.view().numel() == 0) continue;
+    Knob k;
+    k.name = name + " layout";
+    k.value = plain(t) ? "contiguous" : "strided";
+    const std::string n = name;
+    if (!plain(t)) {
+      k.trials.push_back({"contiguous", [base, n]() -> std::optional<Call> {
+                            Call c = *base;
+                            c.tensors[n] = c.at(n).clone_contiguous();
+                            c.description = describe_variant(base->description);
+                            return c;
+                          }});
+    } else if (!written(name)) {
+      // Written tensors keep their layout: the op may require it (a state pool laid out by the caller).
+      for (std::uint64_t choice : {0u, 2u})
+        k.trials.push_back({choice == 0 ? "padded" : "col-strided", [base, n, choice]() -> std::optional<Call> {
+                              Call c = *base;
+                              c.tensors[n] = sparse_fuzz::other_layout(c.at(n), choice);
+                              c.description = describe_variant(base->description);
+                              return c;
+                            }});
+    }
+    if (!k.trials.empty()) out.push_back(std::move(k));
+  }
+  bool special = false;
+  for (const auto& [name, t] : call.tensors)
+    if (!written(name) && is_float(t.dtype()) && any_special(t)) special = true;
+  if (special) {
+    Knob k{"special values", "yes", false, 0, {}};
+    k.trials.push_back({"no", [base, written]() -> std::optional<Call> {
+                          Call c = *base;
+                          for (auto& [name, t] : c.tensors) {
+                            if (written(name) || !is_float(t.dtype())) continue;
+                            const TensorView v = t.view();
+                            for_each_element(v, [&](std::span<const std::int64_t> i, std::int64_t) {
+                              if (!std::isfinite(v.load(i))) v.store(i, 0.5);
+                            });
+                          }
+                          c.description = describe_variant(base->description);
+                          return c;
+                        }});
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace explain_detail
+
+std::vector<Knob> knobs_for(const Call& call, std::uint64_t seed, const nlohmann::json& provenance) {
+  explain_detail::Focus focus;
+  if (provenance.is_object()) {
+    focus.token = provenance.value("token", std::int64_t{0});
+    focus.head = provenance.value("head", std::int64_t{0});
+    focus.tensor = provenance.value("tensor", std::string());
+  }
+  if (call.op.rfind("sparse/", 0) == 0) return explain_detail::sparse_knobs(call, seed, focus);
+  return explain_detail::generic_knobs(call, seed, focus);
+}
+
+}  // namespace kparity::fuzz

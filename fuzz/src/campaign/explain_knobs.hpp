@@ -1,0 +1,24 @@
+#pragma once
+// The knobs of each op family for the explain step (campaign/explain.hpp), private to it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kparity/fuzz/campaign/explain.hpp"
+
+namespace kparity::fuzz::explain_detail {
+
+// Where the first bad element is (the provenance), so that "T = 1" keeps the token that failed.
+struct Focus {
+  std::int64_t token = 0, head = 0;
+  std::string tensor;
+};
+
+std::string describe_variant(const std::string& base);
+
+// sparse/paged_prefill and sparse/paged_decode (explain_sparse.cpp).
+std::vector<Knob> sparse_knobs(const Call& call, std::uint64_t seed, const Focus& focus);
+// Any op (explain_generic.cpp): the layout of every input tensor, special values present or not.
+std::vector<Knob> generic_knobs(const Call& call, std::uint64_t seed, const Focus& focus);
+
+}  // namespace kparity::fuzz::explain_detail

@@ -1,0 +1,258 @@
+// The explain step after shrinking (fuzz/campaign/explain.hpp, issue 33), on backends made from the
+// faithful reference with one slip planted each: every slip comes out as one finding whose needed
+// set names what the slip depends on, and the first bad element's provenance says where it is.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "kparity/fuzz/backends/findings.hpp"
+#include "kparity/fuzz/backends/implementation.hpp"
+#include "kparity/fuzz/backends/reference.hpp"
+#include "kparity/fuzz/campaign/explain.hpp"
+#include "kparity/fuzz/corpus/corpus.hpp"
+#include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/fuzz/generators/sparse_case.hpp"
+#include "fuzz_cli.hpp"
+
+namespace kparity::fuzz {
+namespace {
+
+using I = std::int64_t;
+
+// sparse/paged_decode run by the faithful model on a rewritten copy of the call, the outputs copied
+// back: how a slip in what the kernel reads is planted.
+Backend reading(const std::string& name, std::function<void(Call&)> rewrite) {
+  Backend inner = faithful_backend({"sparse/paged_decode"});
+  Backend b = inner;
+  b.name = name;
+  b.run = [run = inner.run, rewrite](Call& c) {
+    Call m = c;
+    rewrite(m);
+    run(m);
+    for (const auto& n : c.written) copy_convert(m.at(n).view(), c.at(n).view());
+  };
+  return b;
+}
+
+// Leaves out the last selected key of every token with five or more keys.
+Backend drops_fifth_key() {
+  return reading("drops-fifth-key", [](Call& m) {
+    const auto s = sparse_fuzz::sources_of(m.op).front();
+    auto lists = sparse_fuzz::read_lists(m, s);
+    for (auto& l : lists)
+      if (l.size() >= 5) l.pop_back();
+    sparse_fuzz::write_lists(m, s, lists);
+  });
+}
+
+// Reads a +inf sink as -inf (no sink), where upstream's +inf sink zeroes the output.
+Backend ignores_inf_sink() {
+  return reading("ignores-inf-sink", [](Call& m) {
+    const TensorView s = m.at("attn_sink").view();
+    for (I h = 0; h < s.numel(); ++h)
+      if (s.load(std::array<I, 1>{h}) == INFINITY) s.store(std::array<I, 1>{h}, -INFINITY);
+  });
+}
+
+// Reads q's storage as if q were contiguous at offset 0: right for compact q only.
+Backend ignores_q_strides() {
+  return reading("ignores-q-strides", [](Call& m) {
+    const Tensor& q = m.at("q");
+    if (q.view().is_contiguous() && q.storage_offset() == 0) return;
+    m.options.deep = false;  // the padding it reads is NaN: let it flow into the output
+    Tensor flat(q.dtype(), q.shape());
+    const std::size_t n = static_cast<std::size_t>(q.view().numel()) * q.view().element_size();
+    std::copy_n(q.storage().data(), std::min(n, q.storage().size()), flat.storage().data());
+    m.tensors["q"] = std::move(flat);
+  });
+}
+
+PropertyFindings run(const Backend& b, int cases, FindingRunOptions fo = {}) {
+  ImplPropertyOptions po;
+  po.kinds = {"differential"};
+  po.ledgers = std::make_shared<std::map<std::string, std::shared_ptr<FindingLedger>>>();
+  const auto props = implementation_properties(b, {spec_for("sparse/paged_decode")}, po);
+  PropertyBudget budget;
+  budget.cases = cases;
+  budget.seed = 41;
+  return run_property_findings(props.at(0), *po.ledgers->at(props[0].name), budget, fo, "");
+}
+
+const KnobResult* knob(const Explanation& e, const std::string& name) {
+  for (const auto& k : e.knobs)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string all_of(const PropertyFindings& r) {
+  std::string s;
+  for (const auto& f : r.findings) {
+    s += f.signature.display() + "\n  " + f.explanation.line() + "\n  " + f.explanation.first_bad + "\n";
+    if (std::getenv("KPARITY_TEST_VERBOSE")) s += f.explanation.to_json().dump() + "\n";
+  }
+  return s;
+}
+
+TEST(Explain, KeyCountSlipIsOneFindingThatNeedsFiveKeys) {
+  const PropertyFindings r = run(drops_fifth_key(), 300);
+  ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
+  const Explanation& e = r.findings[0].explanation;
+  ASSERT_TRUE(e.ran);
+  EXPECT_EQ(e.needed_names(), std::vector<std::string>{"keys"}) << e.line();
+  const KnobResult* keys = knob(e, "keys");
+  ASSERT_TRUE(keys);
+  EXPECT_EQ(keys->nearest_pass, "4") << e.line();
+  EXPECT_EQ(keys->says, "keys >= 5 (passes with 4)");
+  for (const char* free : {"H", "D", "T", "dtype"}) {
+    const KnobResult* k = knob(e, free);
+    ASSERT_TRUE(k) << free;
+    EXPECT_EQ(k->verdict, "free") << free << ": " << e.line();
+  }
+  // The provenance: the bad token has five keys or more.
+  ASSERT_TRUE(e.provenance.is_object()) << e.first_bad;
+  EXPECT_GE(e.provenance.at("keys").at(0).at("keys").get<int>(), 5) << e.first_bad;
+  EXPECT_NE(e.line().find("free: "), std::string::npos);
+  // The readable message has no drawn values; the debug field keeps them.
+  const std::string msg = readable_message(r.findings[0]);
+  EXPECT_EQ(msg.rfind("[wrong-values] ", 0), 0u) << msg;
+  EXPECT_EQ(msg.find("unsigned long"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("first bad "), std::string::npos) << msg;
+  const auto j = r.to_json().at("findings").at(0);
+  EXPECT_NE(j.at("debug").get<std::string>().find("RC_FAIL"), std::string::npos) << j.at("debug");
+  EXPECT_EQ(j.at("explain").at("needed").at(0).at("name"), "keys");
+}
+
+TEST(Explain, InfSinkSlipNeedsTheSinkAndNoShape) {
+  const PropertyFindings r = run(ignores_inf_sink(), 400);
+  ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
+  const Explanation& e = r.findings[0].explanation;
+  EXPECT_EQ(e.needed_names(), std::vector<std::string>{"sink"}) << e.line();
+  EXPECT_EQ(knob(e, "sink")->value, "+inf");
+  EXPECT_EQ(knob(e, "sink")->nearest_pass, "finite");
+  for (const char* free : {"H", "D", "T"}) EXPECT_EQ(knob(e, free)->verdict, "free") << free << ": " << e.line();
+  EXPECT_EQ(e.provenance.at("sink"), "inf") << e.first_bad;
+}
+
+TEST(Explain, StridedOnlySlipNeedsTheLayoutOfQ) {
+  const PropertyFindings r = run(ignores_q_strides(), 300);
+  ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
+  const Explanation& e = r.findings[0].explanation;
+  const auto needed = e.needed_names();
+  EXPECT_NE(std::find(needed.begin(), needed.end(), "q layout"), needed.end()) << e.line();
+  for (const char* free : {"keys", "H", "D", "dtype", "sink"}) EXPECT_NE(knob(e, free)->verdict, "needed") << free << ": " << e.line();
+  EXPECT_EQ(knob(e, "q layout")->value, "strided");
+  EXPECT_EQ(knob(e, "q layout")->nearest_pass, "contiguous");
+}
+
+TEST(Explain, CostsNoMoreThanTheShrinkItFollows) {
+  const PropertyFindings r = run(drops_fifth_key(), 300);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings[0];
+  // The round's seconds include the search and the shrink; the explain step's are its own.
+  EXPECT_LE(f.explanation.seconds, std::max(f.outcome.seconds, 0.5)) << f.explanation.trials << " trials";
+  EXPECT_LE(f.explanation.trials, ExplainOptions{}.max_trials + 1);
+}
+
+TEST(Explain, ABudgetThatRunsOutSaysWhatItDidNotReach) {
+  FindingRunOptions fo;
+  fo.explain.max_trials = 3;
+  const PropertyFindings r = run(drops_fifth_key(), 300, fo);
+  ASSERT_FALSE(r.findings.empty());
+  const Explanation& e = r.findings[0].explanation;
+  EXPECT_TRUE(e.out_of_budget);
+  EXPECT_FALSE(e.to_json().at("unreached").empty());
+  EXPECT_NE(e.line().find("budget ran out before"), std::string::npos) << e.line();
+}
+
+TEST(Explain, IsDeterministicForASeed) {
+  const PropertyFindings a = run(drops_fifth_key(), 300), b = run(drops_fifth_key(), 300);
+  ASSERT_FALSE(a.findings.empty());
+  ASSERT_EQ(a.findings.size(), b.findings.size());
+  auto strip = [](nlohmann::json j) {
+    j.erase("seconds");
+    return j;
+  };
+  EXPECT_EQ(strip(a.findings[0].explanation.to_json()), strip(b.findings[0].explanation.to_json()));
+}
+
+// kda/chunk: a chunk kernel that gets the last chunk of each sequence wrong (its outputs 1/16 too
+// large), on captured calls whose sequences span several chunks.
+TEST(Explain, KdaLastChunkSlipIsLocatedInTheProvenance) {
+  Backend inner = faithful_backend({"kda/chunk"});
+  Backend b = inner;
+  b.name = "last-chunk";
+  b.run = [run = inner.run](Call& c) {
+    run(c);
+    const TensorView out = c.at("out").view();  // [B, T, HV, V]
+    const I cs = c.scalars.count("chunk_size") && c.scalars.at("chunk_size") > 0 ? static_cast<I>(c.scalars.at("chunk_size")) : 64;
+    std::vector<std::pair<I, I>> seqs;  // [begin, end) per sequence, in tokens of batch 0
+    if (c.tensors.count("cu_seqlens")) {
+      const TensorView cu = c.at("cu_seqlens").view();
+      for (I n = 0; n + 1 < cu.numel(); ++n) seqs.emplace_back(cu.load_int_flat(n), cu.load_int_flat(n + 1));
+    }
+    for_each_element(out, [&](std::span<const I> i, I) {
+      const I t = i[1];
+      I b0 = 0, len = out.size(1);
+      for (const auto& [s, e] : seqs)
+        if (t >= s && t < e) b0 = s, len = e - s;
+      if ((t - b0) / cs == (len - 1) / cs) out.store(i, out.load(i) * (1.0 + 1.0 / 16));
+    });
+  };
+  const CallCheck check = implementation_check(spec_for("kda/chunk"), b, "differential",
+                                               reference::PrecisionProfile::fla_chunk, {}, {});
+  int located = 0;
+  for (const auto& file : corpus_files(std::string(KPARITY_SOURCE_DIR) + "/tests/data/fla_chunk_kda")) {
+    Call c = load_call(file);
+    const I T = c.at("q").view().size(1);
+    const I cs = c.scalars.count("chunk_size") && c.scalars.at("chunk_size") > 0 ? static_cast<I>(c.scalars.at("chunk_size")) : 64;
+    if (T <= cs) continue;  // one chunk: nothing to tell apart
+    const CallVerdict v = check(c);
+    if (!v.failed || v.tensor != "out") continue;
+    std::string line;
+    const nlohmann::json p = provenance(c, v, line);
+    ASSERT_TRUE(p.is_object()) << file;
+    EXPECT_TRUE(p.at("only_last_chunk").get<bool>()) << file << ": " << line;
+    EXPECT_TRUE(p.at("last_chunk").get<bool>()) << line;
+    EXPECT_NE(line.find("only the last chunk of each sequence"), std::string::npos) << line;
+    EXPECT_GT(p.at("chunk").get<I>(), 0) << line;
+    ++located;
+  }
+  EXPECT_GE(located, 1) << "no captured call with several chunks failed the planted slip";
+}
+
+#if defined(KPARITY_CLI_PATH) && defined(KPARITY_TEST_EXPLAIN_PLUGIN)
+// Through the C ABI: `kparity fuzz --impl` on the example CPU plugin with the key slip planted.
+TEST(ExplainCli, APluginsKeySlipIsOneFindingThatNeedsFiveKeys) {
+  const auto dir = std::filesystem::temp_directory_path() / "kparity-explain-cli";
+  std::filesystem::remove_all(dir);
+  const auto report = dir / "report.json";
+  const auto [status, out] = test::fuzz_cli(std::string("--impl ") + KPARITY_TEST_EXPLAIN_PLUGIN +
+                                            " --op sparse/paged_decode --property sparse/paged_decode/differential/planted-drops-fifth-key"
+                                            " --cases 300 --seed 41 --explain-seconds 5 --corpus " + dir.string() +
+                                            " --report " + report.string());
+  EXPECT_EQ(status, 1) << out;
+  EXPECT_NE(out.find("explain: needs keys >= 5 (passes with 4)"), std::string::npos) << out;
+  std::ifstream f(report);
+  const auto j = nlohmann::json::parse(f);
+  const auto& findings = j.at("properties").at(0).at("findings");
+  ASSERT_EQ(findings.size(), 1u) << out;
+  const auto& needed = findings.at(0).at("explain").at("needed");
+  ASSERT_EQ(needed.size(), 1u) << out;
+  EXPECT_EQ(needed.at(0).at("name"), "keys");
+  EXPECT_EQ(needed.at(0).at("nearest_pass"), "4");
+  EXPECT_EQ(findings.at(0).at("message").get<std::string>().find("unsigned long"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+#endif
+
+}  // namespace
+}  // namespace kparity::fuzz
