@@ -618,15 +618,17 @@ def markdown(results: list[dict[str, Any]], args: argparse.Namespace, started: s
                      f"{cell(f['display'], 200)} | {reading(f, r['target'], r['profile'])} |")
     lines += ["", "### Each finding, shrunk", ""]
     for r, kind, f in findings:
-        # RapidCheck's text: "<file>:<line>:", "RC_FAIL(...)", "[class] verdict", "Log:", the call's
-        # description, the rule's line.
-        text = f["message"].split("\n")
+        # RapidCheck's text ("debug"; reports before issue 33 had it in "message"): "<file>:<line>:",
+        # "RC_FAIL(...)", "[class] verdict", "Log:", the call's description, the rule's line.
+        text = f.get("debug", f["message"]).split("\n")
         verdict = next((x for x in text if x.startswith("[")), "")
         after = text[text.index("Log:") + 1:] if "Log:" in text else []
         call = after[0] if after else ""
         lines += [f"#### `{f['id']}` {r['target']} ({r['profile']}, {r['shapes']}) {kind}: {f['class']}", "",
                   f"- signature: `{f['signature']}`", f"- reading: {reading(f, r['target'], r['profile'])}", f"- verdict: {cell(verdict, 600)}",
                   f"- call: {cell(call, 600)}", f"- repro: `{f.get('repro', '')}`", f"- saved: `{f.get('saved', '')}`"]
+        if f.get("explain", {}).get("line"):
+            lines.append(f"- explain: {cell(f['explain']['line'], 600)}")
         for e in f.get("examples", []):
             lines.append(f"- also shrunk to (`{e['signature']}`): `{e.get('repro', '')}`")
         lines.append("")

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -158,6 +159,8 @@ TEST(Explain, CostsNoMoreThanTheShrinkItFollows) {
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
   // The round's seconds include the search and the shrink; the explain step's are its own.
+  std::printf("explain: %.4f s, %d trials, after a round (search + shrink) of %.4f s\n", f.explanation.seconds,
+              f.explanation.trials, f.outcome.seconds);
   EXPECT_LE(f.explanation.seconds, std::max(f.outcome.seconds, 0.5)) << f.explanation.trials << " trials";
   EXPECT_LE(f.explanation.trials, ExplainOptions{}.max_trials + 1);
 }

@@ -115,14 +115,17 @@ void settle(KnobResult& k, const Knob& knob) {
   k.says = k.name + (pass.empty() ? ": no variant failed the same way or passed" : ": passes with " + joined(pass, ", ") + ", fails with " + (fail.empty() ? std::string("no other value") : joined(fail, ", ")));
 }
 
-// The next trial of a knob (nullopt: nothing left worth trying). Unordered knobs: every value in
-// order. Ordered ones: the neighbours of the shrunk call's value and the extremes first, then a
+// The next trial of a knob (nullopt: nothing left worth trying). Unordered knobs: the values in
+// order until one fails. Ordered ones: the neighbours of the shrunk call's value and the extremes first, then a
 // bisection on each side between the nearest passing value and the failing ones, so a threshold
 // far from the shrunk value (15 keys, failing from 5) is found in a few trials.
 std::optional<std::size_t> next_trial(const Knob& k, const std::vector<std::string>& outcome) {
   const std::size_t n = k.trials.size();
   const auto untried = [&](std::size_t j) { return outcome[j].empty(); };
   if (!k.ordered) {
+    // One value that still fails shows the knob is not needed: the rest would only widen the range.
+    for (std::size_t j = 0; j < n; ++j)
+      if (outcome[j] == "fails") return std::nullopt;
     for (std::size_t j = 0; j < n; ++j)
       if (untried(j)) return j;
     return std::nullopt;
@@ -263,9 +266,20 @@ Explanation explain_finding(const Call& shrunk, const FindingSignature& failure,
   const auto t0 = Clock::now();
   // The shrunk call once more: the three runs the provenance reads, and a check that the failure
   // still shows outside RapidCheck (a flaky one cannot be explained by variants).
-  const CallVerdict base = check(shrunk);
+  CallVerdict base;
+  try {
+    base = check(shrunk);
+  } catch (const std::exception& e) {
+    base.skipped = std::string("not judged: ") + e.what();
+  }
   ++ex.trials;
-  if (base.failed && base.oracle) ex.provenance = provenance(shrunk, base, ex.first_bad);
+  if (base.failed && base.oracle) {
+    try {
+      ex.provenance = provenance(shrunk, base, ex.first_bad);
+    } catch (const std::exception& e) {
+      ex.first_bad = std::string("no provenance: ") + e.what();
+    }
+  }
   if (!same_failure(base, failure)) {
     ex.first_bad = ex.first_bad.empty() ? "the shrunk call did not fail the same way when run again" : ex.first_bad;
     ex.seconds = since(t0);
@@ -313,7 +327,12 @@ Explanation explain_finding(const Call& shrunk, const FindingSignature& failure,
       }
       if (tried.outcome.empty()) {
         ++ex.trials;
-        const CallVerdict v = check(*variant);
+        CallVerdict v;
+        try {
+          v = check(*variant);
+        } catch (const std::exception& e) {  // the references refused the variant: not a call to judge
+          v.skipped = std::string("not judged: ") + e.what();
+        }
         if (!v.skipped.empty()) tried.outcome = "skipped: " + v.skipped;
         else if (!v.failed) tried.outcome = "passes";
         else if (same_failure(v, failure)) tried.outcome = "fails";

@@ -60,6 +60,35 @@ std::vector<Knob> generic_knobs(const Call& call, std::uint64_t /*seed*/, const 
     }
     if (!k.trials.empty()) out.push_back(std::move(k));
   }
+  // Switches that change the arithmetic, not the tensors the op writes (a variant the contract
+  // refuses is skipped, never run).
+  for (const char* flag : {"use_qk_l2norm_in_kernel", "beta_is_logits", "allow_neg_eigval", "disable_recompute"}) {
+    const auto it = call.flags.find(flag);
+    if (it == call.flags.end()) continue;
+    Knob k{flag, it->second ? "true" : "false", false, 0, {}};
+    const bool v = !it->second;
+    k.trials.push_back({v ? "true" : "false", [base, flag = std::string(flag), v]() -> std::optional<Call> {
+                          Call c = *base;
+                          c.flags[flag] = v;
+                          c.description = describe_variant(base->description);
+                          return c;
+                        }});
+    out.push_back(std::move(k));
+  }
+  if (call.op == "kda/chunk") {
+    const auto it = call.scalars.find("chunk_size");
+    const int cs = it != call.scalars.end() && it->second > 0 ? static_cast<int>(it->second) : 64;
+    Knob k{"chunk_size", std::to_string(cs), false, 0, {}};
+    for (int v : {32, 64})
+      if (v != cs)
+        k.trials.push_back({std::to_string(v), [base, v]() -> std::optional<Call> {
+                              Call c = *base;
+                              c.scalars["chunk_size"] = v;
+                              c.description = describe_variant(base->description);
+                              return c;
+                            }});
+    out.push_back(std::move(k));
+  }
   bool special = false;
   for (const auto& [name, t] : call.tensors)
     if (!written(name) && is_float(t.dtype()) && any_special(t)) special = true;

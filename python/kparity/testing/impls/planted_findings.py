@@ -133,12 +133,12 @@ def ignores_inf_sink(*args: Any, **kwargs: Any) -> Any:
 
 @functools.wraps(sparse.paged_decode)
 def ignores_q_strides(*args: Any, **kwargs: Any) -> Any:
-    """Reads q's storage as if q were contiguous from its start (a kernel handed q.data_ptr() of the
-    storage and no strides): right for compact q only."""
+    """Reads q as if it were contiguous from q.data_ptr() (a kernel handed the pointer and no
+    strides): right for a compact q, at any storage offset."""
     a = _args(sparse.paged_decode, args, kwargs).arguments
     q = a["q"]
-    if not (q.is_contiguous() and q.storage_offset() == 0):
-        a["q"] = torch.as_strided(q, q.shape, torch.empty(q.shape).stride(), 0)
+    if not q.is_contiguous():
+        a["q"] = torch.as_strided(q, q.shape, torch.empty(q.shape).stride(), q.storage_offset())
     return sparse.paged_decode(**a)
 
 
