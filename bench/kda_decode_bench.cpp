@@ -44,9 +44,11 @@ struct Buf {
   TensorView view(DType t, Shape s) const { return TensorView(p, t, s, Device::cuda(0)); }
 };
 
+// Times per LaunchOptions::decode_variant: [0] the established launches (1), [1] the small-batch
+// paths (2); graph replay and eager launches.
 struct Row {
   std::int64_t B, HV;
-  double replay_us, packed_us, replay_mb, packed_mb;
+  double replay_us[2], packed_us[2], replay_eager[2], packed_eager[2], replay_mb, packed_mb;
 };
 
 Row run(std::int64_t B, std::int64_t HV, double l2_bytes) {
@@ -104,7 +106,6 @@ Row run(std::int64_t B, std::int64_t HV, double l2_bytes) {
     p.use_qk_l2norm_in_kernel = true;
     return p;
   };
-  const kernels::LaunchOptions opt{};
   const auto must = [](const Status& s) {
     if (!s.ok()) {
       std::fprintf(stderr, "launch failed: %s\n", s.first_error()->message.c_str());
@@ -112,18 +113,26 @@ Row run(std::int64_t B, std::int64_t HV, double l2_bytes) {
     }
   };
   const int reps = 30;
-  const double rep_us = bench::median_us_per_call(
-      [&](int i, cudaStream_t s) { must(kernels::kda::replayssm_decode(replay_args(i % sets), s, opt)); }, sets, 3, reps);
-#ifdef KPARITY_REPLAY_TRACE
-  if (const char* tp = std::getenv("KDA_BENCH_TRACE")) {  // debug builds: per-CTA phase trace of one graph replay
-    const std::string path = std::string(tp) + "_" + std::to_string(B) + "_" + std::to_string(HV) + ".csv";
-    kparity_replay_trace_dump(path.c_str(), static_cast<int>(B * HV));
-  }
-#endif
   // KDA_BENCH_REPLAY_ONLY=1 skips the packed decode (ReplaySSM-only sweeps).
   static const bool replay_only = std::getenv("KDA_BENCH_REPLAY_ONLY") != nullptr;
-  const double pk_us = replay_only ? std::nan("") : bench::median_us_per_call(
-      [&](int i, cudaStream_t s) { must(kernels::kda::packed_decode(packed_args(i % sets), s, opt)); }, sets, 3, reps);
+  double rep_us[2], pk_us[2], rep_eager[2], pk_eager[2];
+  for (int v = 0; v < 2; ++v) {
+    kernels::LaunchOptions opt{};
+    opt.decode_variant = v + 1;
+    const auto rep = [&](int i, cudaStream_t s) { must(kernels::kda::replayssm_decode(replay_args(i % sets), s, opt)); };
+    const auto pk = [&](int i, cudaStream_t s) { must(kernels::kda::packed_decode(packed_args(i % sets), s, opt)); };
+    rep_us[v] = bench::median_us_per_call(rep, sets, 3, reps);
+#ifdef KPARITY_REPLAY_TRACE
+    if (const char* tp = std::getenv("KDA_BENCH_TRACE")) {  // debug builds: per-CTA phase trace of one graph replay
+      const std::string path = std::string(tp) + "_" + std::to_string(B) + "_" + std::to_string(HV) + "_v" +
+                               std::to_string(v + 1) + ".csv";
+      kparity_replay_trace_dump(path.c_str(), static_cast<int>(B * HV));
+    }
+#endif
+    rep_eager[v] = bench::median_us_per_call_eager(rep, sets, 10);
+    pk_us[v] = replay_only ? std::nan("") : bench::median_us_per_call(pk, sets, 3, reps);
+    pk_eager[v] = replay_only ? std::nan("") : bench::median_us_per_call_eager(pk, sets, 10);
+  }
 
   // Bytes each call moves (counted, not measured): state read, valid ring read, ring/state writes.
   const double act = double(qkv_w) * 2 + HV * K * 2 + HV * 2 + HV * V * 2 + 8;
@@ -134,7 +143,8 @@ Row run(std::int64_t B, std::int64_t HV, double l2_bytes) {
     rep_b += act + state_b + c * ring_entry + (c == L - 1 ? state_b : ring_entry);
     pk_b += act + 2 * state_b;
   }
-  return {B, HV, rep_us, pk_us, rep_b / 1e6, pk_b / 1e6};
+  return {B, HV, {rep_us[0], rep_us[1]}, {pk_us[0], pk_us[1]}, {rep_eager[0], rep_eager[1]}, {pk_eager[0], pk_eager[1]},
+          rep_b / 1e6, pk_b / 1e6};
 }
 
 // One call on two copies of the same inputs whose states differ only in alignment: one 16-byte
@@ -238,8 +248,12 @@ int main(int argc, char** argv) {
                 "read-only stream: %.0f GB/s (1 GiB, whole-line 16-byte loads, bench/common/read_ceiling.cu, median of 10).\n"
                 "Shapes: H = HV, K = V = 128, L = 16, fp32 state, bf16 activations and rings, L2 norm on, softplus "
                 "gate, cursors (5b+7) mod 16, CUDA-graph replays over rotating sets (>= 4x L2), median of 30.\n%s.\n\n"
-                "| B | HV | kernel | time (us) | MB moved | GB/s | %% of copy | %% of read | peer (us) | peer / kparity |\n"
-                "|---|---|---|---|---|---|---|---|---|---|\n",
+                "Variant 1: the established launches; 2: the small-batch paths of issue 31 (LaunchOptions::decode_variant: "
+                "PDL launches; packed: state loads issued before the token preamble). Eager: the same calls launched "
+                "back to back without a graph, median of 10.\n\n"
+                "| B | HV | kernel | variant | graph us | eager us | MB moved | GB/s | %% of copy | %% of read | peer (us) | "
+                "peer / kparity |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
                 prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, copy, read, peers.source().c_str());
   md += line;
   std::string used_peers;
@@ -247,33 +261,39 @@ int main(int argc, char** argv) {
     const std::string d = peers.describe(key);
     if (!d.empty() && used_peers.find(rows) == std::string::npos) used_peers += std::string("- ") + rows + ": " + d + "\n";
   };
-  const std::int64_t Bs[] = {1, 8, 64, 256};
+  const std::int64_t Bs[] = {1, 2, 4, 8, 64, 256};
   for (std::int64_t HV : {32, 12}) {
-    for (int i = 0; i < 4; ++i) {
+    for (const std::int64_t B : Bs) {
       // KDA_BENCH_SHAPES="B:HV,..." restricts the run to those shapes (profiling one kernel).
       if (const char* only = std::getenv("KDA_BENCH_SHAPES")) {
-        const std::string want = std::to_string(Bs[i]) + ":" + std::to_string(HV);
+        const std::string want = std::to_string(B) + ":" + std::to_string(HV);
         const std::string list = std::string(",") + only + ",";
         if (list.find("," + want + ",") == std::string::npos) continue;
       }
-      const Row r = run(Bs[i], HV, prop.l2CacheSize);
+      const Row r = run(B, HV, prop.l2CacheSize);
       const auto gbps = [](double mb, double us) { return mb * 1e6 / (us * 1e-6) / 1e9; };
       const std::string shape = " B=" + std::to_string(r.B) + " HV=" + std::to_string(r.HV);
       const auto peer_rep = peers.get("kda/replayssm_decode" + shape), peer_pk = peers.get("kda/packed_decode" + shape);
       note_peer("kda/replayssm_decode" + shape, "replayssm rows");
       note_peer("kda/packed_decode" + shape, "packed rows");
       const std::size_t rows_at = md.size();
-      std::snprintf(line, sizeof line, "| %lld | %lld | replayssm | %.2f | %.2f | %.0f | %.0f%% | %.0f%% | %s | %s |\n",
-                    (long long)r.B, (long long)r.HV, r.replay_us, r.replay_mb, gbps(r.replay_mb, r.replay_us),
-                    100 * gbps(r.replay_mb, r.replay_us) / copy, 100 * gbps(r.replay_mb, r.replay_us) / read,
-                    bench::peer_cell(peer_rep, 2).c_str(), bench::speedup_cell(peer_rep, r.replay_us).c_str());
-      md += line;
-      std::snprintf(line, sizeof line, "| %lld | %lld | packed | %.2f | %.2f | %.0f | %.0f%% | - | %s | %s |\n",
-                    (long long)r.B, (long long)r.HV, r.packed_us, r.packed_mb, gbps(r.packed_mb, r.packed_us),
-                    100 * gbps(r.packed_mb, r.packed_us) / copy, bench::peer_cell(peer_pk, 2).c_str(),
-                    bench::speedup_cell(peer_pk, r.packed_us).c_str());
-      md += line;
-      std::fputs(md.c_str() + rows_at, stdout);  // progress: both rows of this shape
+      for (int v = 0; v < 2; ++v) {
+        std::snprintf(line, sizeof line,
+                      "| %lld | %lld | replayssm | %d | %.2f | %.2f | %.2f | %.0f | %.0f%% | %.0f%% | %s | %s |\n",
+                      (long long)r.B, (long long)r.HV, v + 1, r.replay_us[v], r.replay_eager[v], r.replay_mb,
+                      gbps(r.replay_mb, r.replay_us[v]), 100 * gbps(r.replay_mb, r.replay_us[v]) / copy,
+                      100 * gbps(r.replay_mb, r.replay_us[v]) / read, bench::peer_cell(peer_rep, 2).c_str(),
+                      bench::speedup_cell(peer_rep, r.replay_us[v]).c_str());
+        md += line;
+      }
+      for (int v = 0; v < 2; ++v) {
+        std::snprintf(line, sizeof line, "| %lld | %lld | packed | %d | %.2f | %.2f | %.2f | %.0f | %.0f%% | - | %s | %s |\n",
+                      (long long)r.B, (long long)r.HV, v + 1, r.packed_us[v], r.packed_eager[v], r.packed_mb,
+                      gbps(r.packed_mb, r.packed_us[v]), 100 * gbps(r.packed_mb, r.packed_us[v]) / copy,
+                      bench::peer_cell(peer_pk, 2).c_str(), bench::speedup_cell(peer_pk, r.packed_us[v]).c_str());
+        md += line;
+      }
+      std::fputs(md.c_str() + rows_at, stdout);  // progress: the rows of this shape
     }
   }
   if (!used_peers.empty()) md += "\nPeers (same device call; peer / kparity > 1: kparity is faster):\n" + used_peers;

@@ -229,14 +229,14 @@ void bench_prefill(int H, double gemm, double copy) {
 // replays after 3 warm-up replays. The peer's decode figure is timed the same way (graph replay of
 // 10 calls on the same inputs), so these two columns compare like with like.
 double decode_graph_us(const kparity::sparse::PagedDecodeArgs& a, const kparity::kernels::sparse::DecodeWorkspace& w,
-                       const kparity::kernels::sparse::SparseTuning& tu) {
+                       const kparity::kernels::sparse::SparseTuning& tu, const kparity::kernels::LaunchOptions& o) {
   constexpr int kCalls = 10, kReps = 50;
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cudaGraph_t g;
   CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
   kparity::Status status;
-  for (int i = 0; i < kCalls && status.ok(); ++i) status = kparity::kernels::sparse::paged_decode(a, st, {}, w, tu);
+  for (int i = 0; i < kCalls && status.ok(); ++i) status = kparity::kernels::sparse::paged_decode(a, st, o, w, tu);
   CK(cudaStreamEndCapture(st, &g));
   if (!status.ok()) {
     std::fprintf(stderr, "decode (graph capture) failed: %s\n", status.first_error()->message.c_str());
@@ -290,30 +290,45 @@ void bench_decode(int T, int H, double gemm, double copy) {
   a.attn_sink = dview(sink.p, DType::f32, {H});
   a.softmax_scale = 1.0 / std::sqrt(double(kD));
   a.out = dview(out.p, DType::bf16, {T, H, kD});
-  const std::size_t wsb = kparity::kernels::sparse::paged_decode_workspace_bytes(a);
-  Dev ws(wsb);
+  // (kv_splits, kernel variant, LaunchOptions::decode_variant, label); at T <= 8 also forced split
+  // counts through the small-batch path, so one device call shows where the automatic choice sits.
+  struct Cfg {
+    int splits, variant, decode;
+    std::string label;
+  };
+  std::vector<Cfg> cfgs = {{1, 2, 1, "64, 1 split, wgmma"},
+                           {0, 2, 1, "64, auto split, wgmma"},
+                           {0, 2, 2, "64, auto split, wgmma, v2"},
+                           {0, 1, 2, "64, auto split, mma.sync, v2"}};
+  if (T <= 8)
+    for (int sp : {4, 8, 16, 32}) cfgs.push_back({sp, 2, 2, "64, " + std::to_string(sp) + " splits, wgmma, v2"});
+  std::size_t wsb = 0;
+  for (const Cfg& c : cfgs)
+    wsb = std::max(wsb, kparity::kernels::sparse::paged_decode_workspace_bytes(a, {.kv_splits = c.splits, .variant = c.variant}));
+  Dev ws(std::max<std::size_t>(wsb, 16));
   kparity::kernels::sparse::DecodeWorkspace w{wsb ? ws.p : nullptr, wsb};
-  const int cfg[3][2] = {{1, 2}, {0, 2}, {0, 1}};  // (kv_splits, variant)
-  for (const auto& cv : cfg) {
-    const int split = cv[0];
-    kparity::kernels::sparse::SparseTuning tu{.kv_splits = split, .variant = cv[1]};
-    kparity::Status s = kparity::kernels::sparse::paged_decode(a, nullptr, {}, w, tu);
+  for (const Cfg& cv : cfgs) {
+    kparity::kernels::sparse::SparseTuning tu{.kv_splits = cv.splits, .variant = cv.variant};
+    kparity::kernels::LaunchOptions o{};
+    o.decode_variant = cv.decode;
+    kparity::Status s = kparity::kernels::sparse::paged_decode(a, nullptr, o, w, tu);
     if (!s.ok()) {
       std::fprintf(stderr, "decode failed: %s\n", s.first_error()->message.c_str());
       std::exit(1);
     }
-    const float ms = time_ms([&] { (void)kparity::kernels::sparse::paged_decode(a, nullptr, {}, w, tu); }, 3, 20);
-    const double graph_us = decode_graph_us(a, w, tu);
+    const float ms = time_ms([&] { (void)kparity::kernels::sparse::paged_decode(a, nullptr, o, w, tu); }, 3, 20);
+    const double graph_us = decode_graph_us(a, w, tu, o);
     const double sel = double(T) * keys;
-    const double tf = 2.0 * sel * H * (kD + kD) / (ms * 1e-3) / 1e12;
+    const double tf = 2.0 * sel * H * (kD + kD) / (graph_us * 1e-6) / 1e12;
+    // Roofline: the rows every token must read once (per head tile), over the graph time, against
+    // the copy rate measured in this run.
     const double gathered = sel * kD * 2 * ((H + 63) / 64);
     const std::string key = "sparse/paged_decode H=" + std::to_string(H) + " T=" + std::to_string(T);
     const auto peer = peers.get(key);
     note_peer(key);
     emit("| decode | %d | %s | %d | %.0f | %.4f | %.1f | %.1f | %.0f%% | - | %.2f | %.0f%% | %s | %s |\n", H,
-         split == 1 ? "64, 1 split, wgmma" : (cv[1] == 2 ? "64, auto split, wgmma" : "64, auto split, mma.sync"),
-         T, sel, ms, graph_us, tf, 100 * tf / gemm, gathered / (ms * 1e-3) / 1e12,
-         100 * gathered / (ms * 1e-3) / 1e12 / copy, kparity::bench::peer_cell(peer, 1).c_str(),
+         cv.label.c_str(), T, sel, ms, graph_us, tf, 100 * tf / gemm, gathered / (graph_us * 1e-6) / 1e12,
+         100 * gathered / (graph_us * 1e-6) / 1e12 / copy, kparity::bench::peer_cell(peer, 1).c_str(),
          kparity::bench::speedup_cell(peer, graph_us).c_str());
   }
 }
@@ -339,10 +354,12 @@ int main(int argc, char** argv) {
   bench_prefill(64, gemm, copy);
   bench_prefill(128, gemm, copy);
   for (int H : {64, 128})
-    for (int T : {1, 8, 64}) bench_decode(T, H, gemm, copy);
-  emit("\nms: mean of back-to-back launches (prefill 10, decode 20); graph us: per call, CUDA-graph replay of 10 "
-       "decode calls, median of 50. peer / kparity > 1: kparity is faster; prefill against ms, decode against "
-       "graph us (the peers' own timing, below).\n");
+    for (int T : {1, 2, 4, 8, 64, 256}) bench_decode(T, H, gemm, copy);
+  emit("\nms: mean of back-to-back launches (prefill 10, decode 20: eager); graph us: per call, CUDA-graph replay of "
+       "10 decode calls, median of 50. Decode rows' TFLOP/s and gather TB/s are over graph us (the roofline: the "
+       "gathered rows against the copy rate). v2: LaunchOptions::decode_variant 2 (PDL launches, the wide split-K "
+       "combine, combine_kernel.cuh); other decode rows variant 1. peer / kparity > 1: kparity is faster; prefill "
+       "against ms, decode against graph us (the peers' own timing, below).\n");
   if (!peer_md.empty()) emit("Peers:\n%s", peer_md.c_str());
   emit("\nFull-shape cross-check of the two 64-head prefill kernels (bf16 outputs, poisoned before each):\n%s",
        check_md.c_str());

@@ -13,6 +13,10 @@ namespace kparity::bench {
 // then times `reps` replays; returns the median microseconds per call.
 double median_us_per_call(const std::function<void(int, cudaStream_t)>& enqueue, int calls, int warmup, int reps);
 
+// The same `calls` invocations launched eagerly (no graph) on one stream, after one warm-up pass;
+// returns the median over `reps` passes of the microseconds per call.
+double median_us_per_call_eager(const std::function<void(int, cudaStream_t)>& enqueue, int calls, int reps);
+
 // Median GB/s (read + write bytes) of cudaMemcpyAsync device-to-device over `bytes`.
 double copy_gbps(std::size_t bytes, int reps);
 // Median GB/s of a kernel that only reads `bytes` (whole-line 16-byte streaming loads; the better

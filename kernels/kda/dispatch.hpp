@@ -15,6 +15,7 @@ struct Launch {
   dim3 grid;
   std::size_t smem_bytes = 0;
   cudaStream_t stream = nullptr;
+  bool pdl = false;  // programmatic dependent launch (common/pdl.cuh): decode kernels under decode_variant 2
 };
 
 DispatchResult launch_replay_f32(const ReplayParams& p, int out_dt, int ring_dt, const Launch& l);

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common/limits.hpp"
+#include "common/pdl.cuh"
 #include "kda/dispatch.hpp"
 #include "kda/packed_decode_kernel.cuh"
 #include "kda/recurrent_kernel.cuh"
@@ -46,8 +47,7 @@ DispatchResult go(Kernel kernel, int threads, const P& p, const Launch& l) {
         e != cudaSuccess)
       return dispatched(e);
   }
-  kernel<<<l.grid, threads, l.smem_bytes, l.stream>>>(p);
-  return dispatched(cudaSuccess);
+  return dispatched(launch_kernel(kernel, l.grid, threads, l.smem_bytes, l.stream, l.pdl, p));
 }
 
 template <class S>

@@ -36,6 +36,9 @@ Status prepare_packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, con
   plan.launch.grid = dim3(static_cast<unsigned>(p.in.B * p.in.HV * p.in.n_vtiles));
   plan.launch.smem_bytes = static_cast<std::size_t>(packed_smem_bytes(p.in.K, p.in.vtile));
   plan.launch.stream = stream;
+  const bool fast = kernels::detail::fast_decode(o);
+  plan.launch.pdl = fast;
+  p.early_state = fast ? 1 : 0;
   return status;
 }
 

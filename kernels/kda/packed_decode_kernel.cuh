@@ -2,6 +2,7 @@
 // Packed KDA decode (kda.md B.1): one recurrent step (A.7) per row, state read and written every
 // step. One CTA per (row, value head, V tile); rows streamed with 16-byte loads. Mirrors the math
 // of sglang's python/sglang/kernels/ops/attention/helion/kda_decode.py (U2).
+#include "common/pdl.cuh"
 #include "kda/device.cuh"
 #include "kda/launch_geometry.hpp"
 
@@ -13,6 +14,7 @@ template <class S, class O, int K>
 __global__ void __launch_bounds__(kPackedThreads)
 packed_decode_kernel(const PackedParams p) {
   using namespace dev;
+  kernels::dev::pdl_entry();  // before the first global access (common/pdl.cuh)
   using Lay = RowLayout<S, K>;
   constexpr int kT = kPackedThreads, kWarps = kT / 32, kU = kPackedRowsUnroll;
   const DecodeInputs& in = p.in;
@@ -43,6 +45,44 @@ packed_decode_kernel(const PackedParams p) {
   }
   S* st = static_cast<S*>(in.state) + s * in.st_s0 + hv * in.st_s1;
   constexpr int kRowsPerPass = kWarps * Lay::kRowsPerWarp * kU;
+  const int warp = tid / 32, lane = tid % 32;
+  const int rig = lane / Lay::kLanes, lir = lane % Lay::kLanes;
+  const bool vec = aligned16(st + v0 * in.st_s2) && ((in.st_s2 * sizeof(S)) % kVecBytes == 0);
+  const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
+  // A pass: kU rows per lane group, their state into registers and their v entries as raw bits.
+  using Acc = float[kU][Lay::kEpl];
+  const auto load_pass = [&](Acc& acc, std::int64_t (&j)[kU], std::uint32_t (&v_raw)[kU], std::int64_t rb) {
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      j[u] = rb + (u * kWarps + warp) * Lay::kRowsPerWarp + rig;
+      if (j[u] < VT) {
+#pragma unroll
+        for (int ch = 0; ch < Lay::kChunks; ++ch) {
+          float t[Lay::kV];
+          load_row_chunk<S>(st + (v0 + j[u]) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
+#pragma unroll
+          for (int e = 0; e < Lay::kV; ++e) acc[u][ch * Lay::kV + e] = t[e];
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < Lay::kEpl; ++e) acc[u][e] = 0.f;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) v_raw[u] = j[u] < VT ? ld_raw(qkv, in.qkv_dt, v_base + j[u] * in.qkv_s1) : 0u;
+  };
+  // LaunchOptions::decode_variant 2: the first two passes' loads leave with the slot index's answer,
+  // before the token preamble (its reductions and barriers), and each later pass loads while the
+  // pass before it computes (two register buffers). Otherwise each pass loads after the preamble and
+  // the pass before it. Same operations on the same values either way.
+  const bool early = p.early_state != 0;
+  Acc acc_a, acc_b;
+  std::int64_t j_a[kU], j_b[kU];
+  std::uint32_t v_a[kU], v_b[kU];
+  if (early) {
+    load_pass(acc_a, j_a, v_a, 0);
+    if (kRowsPerPass < VT) load_pass(acc_b, j_b, v_b, kRowsPerPass);
+  }
   float ssq = 0.f, ssk = 0.f;
 #pragma unroll
   for (int u = 0; u < kCh; ++u) {
@@ -70,8 +110,6 @@ packed_decode_kernel(const PackedParams p) {
   __syncthreads();
   const float beta = sigmoid(raw_f(tok.b_logit, in.b_dt));  // B.1 item 3: fp32
 
-  const int warp = tid / 32, lane = tid % 32;
-  const int rig = lane / Lay::kLanes, lir = lane % Lay::kLanes;
   float fq[Lay::kEpl], fk[Lay::kEpl], fa[Lay::kEpl];
 #pragma unroll
   for (int ch = 0; ch < Lay::kChunks; ++ch)
@@ -82,31 +120,8 @@ packed_decode_kernel(const PackedParams p) {
       fk[ch * Lay::kV + e] = s_kh[k];
       fa[ch * Lay::kV + e] = s_al[k];
     }
-  const bool vec = aligned16(st + v0 * in.st_s2) && ((in.st_s2 * sizeof(S)) % kVecBytes == 0);
-  const std::int64_t v_base = qrow + (2 * in.H * K + hv * in.V + v0) * in.qkv_s1;
 
-  for (std::int64_t rb = 0; rb < VT; rb += kRowsPerPass) {
-    float acc[kU][Lay::kEpl];
-    std::int64_t j[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      j[u] = rb + (u * kWarps + warp) * Lay::kRowsPerWarp + rig;
-      if (j[u] < VT) {
-#pragma unroll
-        for (int ch = 0; ch < Lay::kChunks; ++ch) {
-          float t[Lay::kV];
-          load_row_chunk<S>(st + (v0 + j[u]) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
-#pragma unroll
-          for (int e = 0; e < Lay::kV; ++e) acc[u][ch * Lay::kV + e] = t[e];
-        }
-      } else {
-#pragma unroll
-        for (int e = 0; e < Lay::kEpl; ++e) acc[u][e] = 0.f;
-      }
-    }
-    std::uint32_t v_raw[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) v_raw[u] = j[u] < VT ? ld_raw(qkv, in.qkv_dt, v_base + j[u] * in.qkv_s1) : 0u;
+  const auto process = [&](Acc& acc, const std::int64_t (&j)[kU], const std::uint32_t (&v_raw)[kU]) {
     float vj[kU];
 #pragma unroll
     for (int u = 0; u < kU; ++u) vj[u] = raw_f(v_raw[u], in.qkv_dt);
@@ -136,6 +151,21 @@ packed_decode_kernel(const PackedParams p) {
         for (int e = 0; e < Lay::kV; ++e) t[e] = acc[u][ch * Lay::kV + e];
         store_row_chunk<S>(st + (v0 + j[u]) * in.st_s2 + Lay::channel(lir, ch, 0), vec, t);
       }
+    }
+  };
+  if (early) {
+    for (std::int64_t rb = 0; rb < VT; rb += 2 * kRowsPerPass) {
+      process(acc_a, j_a, v_a);
+      if (rb + 2 * kRowsPerPass < VT) load_pass(acc_a, j_a, v_a, rb + 2 * kRowsPerPass);
+      if (rb + kRowsPerPass < VT) {
+        process(acc_b, j_b, v_b);
+        if (rb + 3 * kRowsPerPass < VT) load_pass(acc_b, j_b, v_b, rb + 3 * kRowsPerPass);
+      }
+    }
+  } else {
+    for (std::int64_t rb = 0; rb < VT; rb += kRowsPerPass) {
+      load_pass(acc_a, j_a, v_a, rb);
+      process(acc_a, j_a, v_a);
     }
   }
   __syncthreads();

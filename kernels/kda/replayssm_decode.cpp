@@ -111,6 +111,7 @@ Status prepare_replayssm_decode(const ReplaySsmDecodeArgs& a, cudaStream_t strea
   plan.launch.grid = dim3(static_cast<unsigned>(p.in.B * p.in.HV * p.in.n_vtiles));
   plan.launch.smem_bytes = static_cast<std::size_t>(smem);
   plan.launch.stream = stream;
+  plan.launch.pdl = kernels::detail::fast_decode(o);
   return status;  // warnings of the contract, if any
 }
 

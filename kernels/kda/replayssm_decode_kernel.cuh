@@ -23,6 +23,7 @@
 // Mirrors the math of sglang's python/sglang/kernels/ops/attention/helion/kda_replayssm.py (U1);
 // the tiling is ours: no tensor cores, fp32 arithmetic for the ring product (tighter than TF32,
 // within the spec's budget).
+#include "common/pdl.cuh"
 #include "kda/device.cuh"
 #include "kda/launch_geometry.hpp"
 #include "kda/support.hpp"
@@ -72,6 +73,7 @@ template <class S, class O, class R, int K>
 __global__ void __launch_bounds__(kReplayThreads, kReplayCtasPerSm)
 replayssm_decode_kernel(const ReplayParams p) {
   using namespace dev;
+  kernels::dev::pdl_entry();  // before the first global access (common/pdl.cuh)
   using Lay = ReplayLayout<S, K>;
   constexpr int kT = kReplayThreads, kW = kT / 32, kCh = (K + kT - 1) / kT;
   constexpr int kV = Lay::kV, kNVec = Lay::kNVec, kRPW = Lay::kRowsPerWarp;

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "common/limits.hpp"
+#include "common/pdl.cuh"
 #include "sparse/mma.cuh"
 #include "sparse/params.hpp"
 #include "sparse/softmax.cuh"
@@ -22,6 +23,7 @@ namespace kparity::kernels::sparse {
 
 inline constexpr int kThreads = 256, kWarps = 8, kBK = 32, kStages = 3;
 inline constexpr int kSlots = kStages + 1;  // decoded row codes: written one iteration before use
+static_assert(kBK == kKeysPerTileMma, "the decode launcher sizes splits in these tiles (params.hpp)");
 
 template <int DP, int HT, int ELEM>
 struct Geo {
@@ -52,6 +54,7 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
   int* sF = reinterpret_cast<int*>(smem + G::q_bytes + G::kv_bytes + G::x_bytes);
   int* sCode = sF + kStages * kBK;
 
+  kernels::dev::pdl_entry();  // before the first global access (common/pdl.cuh)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int rb = warp % G::RB, ds = warp / G::RB;
   const dev::CtaCoords cta = dev::cta_coords(p, HT);
@@ -240,48 +243,6 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(const AttnPara
   if (p.has_lse && writes_stats) dev::store_lse(p, t, hr0, f0.lse, f1.lse);
   __syncthreads();
   dev::store_out_tile<T, HT, G::CPR, G::LD, kThreads>(p, sQ, tid, t, h0, D);
-}
-
-// Split-K combine (mirrors the reduce of sglang unified_kv_kernels/paged_decode.py): merge the
-// (max, sum, acc) partials, fold the sink in once, divide directly. One thread per split, so the
-// partials load in parallel (a serial loop paid an L2 trip per split).
-inline constexpr int kCombineThreads = kMaxSplits;
-static_assert(kCombineThreads == 4 * 32, "the block reductions below combine exactly four warps");
-
-template <class T>
-__global__ void __launch_bounds__(kCombineThreads) sparse_combine_kernel(const AttnParams p) {
-  __shared__ float w[kMaxSplits];
-  __shared__ float red[kCombineThreads / 32];
-  __shared__ float stat[4];
-  const long long th = blockIdx.x, t = th / p.H, h = th % p.H;
-  const int S = static_cast<int>(p.splits), i = threadIdx.x, lane = i & 31, wp = i >> 5;
-  const long long at = 2 * ((static_cast<long long>(i < S ? i : 0) * p.T + t) * p.H + h);
-  const float mi = i < S ? p.ws_ml[at] : -FLT_MAX, li = i < S ? p.ws_ml[at + 1] : 0.f;
-  float M = mi;
-  for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
-  if (lane == 0) red[wp] = M;
-  __syncthreads();
-  M = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
-  const float wi = exp2f((mi - M) * kLog2e);
-  if (i < S) w[i] = wi;
-  float l = i < S ? li * wi : 0.f;
-  for (int o = 16; o > 0; o >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o);
-  __syncthreads();
-  if (lane == 0) red[wp] = l;
-  __syncthreads();
-  if (i == 0) {
-    const dev::RowFinal f = dev::finalize(dev::sink_of(p, h), M, (red[0] + red[1]) + (red[2] + red[3]));
-    stat[0] = static_cast<float>(f.kind), stat[1] = f.a, stat[2] = f.den, stat[3] = f.lse;
-  }
-  __syncthreads();
-  const dev::RowFinal f{static_cast<int>(stat[0]), stat[1], stat[2], 0.f};  // lse: thread 0 stores it below
-  for (long long d = i; d < p.D; d += blockDim.x) {
-    float acc = 0.f;
-#pragma unroll 8
-    for (int s = 0; s < S; ++s) acc += p.ws_acc[((s * p.T + t) * p.H + h) * p.D + d] * w[s];
-    static_cast<T*>(p.out)[t * p.out_st + h * p.out_sh + d * p.out_sd] = dev::MmaOp<T>::from_f(f(acc));
-  }
-  if (i == 0 && p.has_lse) p.lse[t * p.lse_st + h * p.lse_sh] = stat[3];
 }
 
 }  // namespace kparity::kernels::sparse

@@ -22,10 +22,11 @@ inline constexpr std::string_view kTilesText = "64, or 16 when D > 64";
 inline constexpr int kMaxD = 512;  // the largest dp: D up to this
 
 // wg: 0 the mma.sync kernel; 1 the wgmma kernel of wg_addr_kernel.cuh (sm_90a; dp 512, ht 64,
-// p.vec_q and p.vec_kv).
-DispatchResult launch_attn_bf16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream);
-DispatchResult launch_attn_f16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream);
-DispatchResult launch_combine_bf16(const AttnParams& p, cudaStream_t stream);
-DispatchResult launch_combine_f16(const AttnParams& p, cudaStream_t stream);
+// p.vec_q and p.vec_kv). pdl: launched with programmatic dependent launch (common/pdl.cuh).
+DispatchResult launch_attn_bf16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream, bool pdl);
+DispatchResult launch_attn_f16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream, bool pdl);
+// wide: sparse_combine_kernel<T, true> launched with PDL, else <T, false> (combine_kernel.cuh).
+DispatchResult launch_combine_bf16(const AttnParams& p, cudaStream_t stream, bool wide);
+DispatchResult launch_combine_f16(const AttnParams& p, cudaStream_t stream, bool wide);
 
 }  // namespace kparity::kernels::sparse

@@ -1,5 +1,7 @@
 // sparse/paged_decode launcher: as prefill with one source and no shift, plus split-K over the key
-// list when T * ceil(H / head_tile) leaves SMs idle and the caller gave a workspace.
+// list when T * ceil(H / head_tile) leaves SMs idle and the caller gave a workspace. Under
+// LaunchOptions::decode_variant 2 both kernels go out with PDL, the partials as 8-byte pairs and the
+// combine through the wide kernel (combine_kernel.cuh): the same bits as the established path.
 #include <algorithm>
 #include <climits>
 #include <vector>
@@ -30,12 +32,21 @@ detail::OpViews views_of(const PagedDecodeArgs& a) {
 }
 
 // Splits that bring the grid up to at most one wave (1 CTA/SM at D = 512): a second, partial wave
-// costs more than the split saves (measured: T = 64, H = 128 got slower with 2 splits).
-std::int64_t choose_splits(std::int64_t T, std::int64_t H, std::int64_t ht, const SparseTuning& tu) {
+// costs more than the split saves (measured: T = 64, H = 128 got slower with 2 splits). Never more
+// splits than a token has key tiles (a split takes whole tiles; the tokens' mean list length, from
+// kv_indices' length, stands for the device-side kv_indptr): the surplus splits found no keys, yet
+// each stored a full partial and the combine read it (T = 1, 2048 keys: 128 splits for 32 tiles).
+std::int64_t choose_splits(const AttnParams& p, std::int64_t ht, std::int64_t tile_keys, std::int64_t n_indices,
+                           const SparseTuning& tu) {
   if (tu.kv_splits > 0) return std::min<std::int64_t>(tu.kv_splits, kMaxSplits);
-  const std::int64_t ctas = T * ((H + ht - 1) / ht);
+  const std::int64_t ctas = p.T * ((p.H + ht - 1) / ht);
   if (ctas == 0 || 2 * ctas > kernels::detail::sm_count()) return 1;
-  return std::min<std::int64_t>(kernels::detail::sm_count() / ctas, kMaxSplits);
+  const std::int64_t mean_keys = (n_indices + p.T - 1) / p.T;
+  const std::int64_t tiles = std::max<std::int64_t>(1, (mean_keys + tile_keys - 1) / tile_keys);
+  return std::min<std::int64_t>({kernels::detail::sm_count() / ctas, kMaxSplits, tiles});
+}
+std::int64_t choose_splits(const detail::Plan& plan, const PagedDecodeArgs& a, const SparseTuning& tu) {
+  return choose_splits(plan.p, plan.ht, plan.wg ? kKeysPerTileWg : kKeysPerTileMma, a.kv_indices.numel(), tu);
 }
 
 // Workspace layout: acc [splits, T, H, D] fp32, then (from the next 16-byte boundary, so ws_ml keeps
@@ -51,7 +62,7 @@ std::size_t bytes_for(const AttnParams& p) {
 std::size_t paged_decode_workspace_bytes(const PagedDecodeArgs& a, const SparseTuning& tu) {
   detail::Plan plan;
   if (!detail::make_plan(kOp, kUnsupportedId, views_of(a), tu, plan).ok()) return 0;
-  plan.p.splits = choose_splits(plan.p.T, plan.p.H, plan.ht, tu);
+  plan.p.splits = choose_splits(plan, a, tu);
   return plan.p.splits > 1 ? bytes_for(plan.p) : 0;
 }
 
@@ -71,7 +82,8 @@ Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchO
       return s;
   detail::Plan plan;
   if (Status s = detail::make_plan(kOp, kUnsupportedId, views_of(a), tu, plan); !s.ok()) return s;
-  plan.p.splits = choose_splits(plan.p.T, plan.p.H, plan.ht, tu);
+  plan.p.splits = choose_splits(plan, a, tu);
+  const bool fast = kernels::detail::fast_decode(o);
   if (plan.p.splits > 1) {
     const std::size_t need = bytes_for(plan.p);
     if (ws.data == nullptr || ws.bytes < need || !aligned16(ws.data)) {
@@ -79,12 +91,13 @@ Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchO
     } else {
       plan.p.ws_acc = static_cast<float*>(ws.data);
       plan.p.ws_ml = reinterpret_cast<float*>(static_cast<char*>(ws.data) + ml_offset(plan.p));
+      plan.p.ws_vec2 = fast && plan.p.D % 2 == 0;
     }
   }
   if (plan.p.T * plan.p.n_head_tiles * plan.p.splits > INT_MAX)  // gridDim.x is at most 2^31 - 1
     return kernels::detail::not_implemented(kOp, kUnsupportedId, "kv_splits", std::to_string(plan.p.splits),
                                             "T * ceil(H / head_tile) * splits < 2^31");
-  Status done = detail::launch(kOp, kUnsupportedId, plan, a.q.dtype == DType::bf16, stream, o);
+  Status done = detail::launch(kOp, kUnsupportedId, plan, a.q.dtype == DType::bf16, stream, o, fast);
   return done.ok() ? status : done;
 }
 

@@ -13,6 +13,9 @@ namespace kparity::kernels::sparse {
 // Split-K: at most this many key-range splits per (token, head tile). The combine kernel runs one
 // thread per split and keeps one weight per split in shared memory (attn_kernel.cuh).
 inline constexpr int kMaxSplits = 128;
+// Keys per tile of the two attention kernels (attn_kernel.cuh kBK, wg_common.cuh kWgBK): a split
+// takes whole tiles, so the decode launcher never makes more splits than a token has tiles.
+inline constexpr int kKeysPerTileMma = 32, kKeysPerTileWg = 64;
 
 struct AttnParams {
   const void* q = nullptr;  std::int64_t q_st = 0, q_sh = 0, q_sd = 0;
@@ -27,6 +30,7 @@ struct AttnParams {
   int has_lse = 0;  // the LSE is stored (return_lse)
   // Split-K partials (used when splits > 1): acc [splits, T, H, D], ml [splits, T, H, 2] (max, sum).
   float* ws_acc = nullptr;  float* ws_ml = nullptr;
+  int ws_vec2 = 0;  // D even: acc partials stored as 8-byte pairs (LaunchOptions::decode_variant 2)
   std::int64_t T = 0, H = 0, D = 0;
   std::int64_t n_head_tiles = 0, splits = 1;
   float scale = 0.f, shift = 0.f;

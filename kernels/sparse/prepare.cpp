@@ -119,15 +119,15 @@ Status make_plan(std::string_view op, std::string_view id, const OpViews& v, con
 }
 
 Status launch(std::string_view op, std::string_view id, const Plan& plan, bool bf16, cudaStream_t stream,
-              const LaunchOptions& o) {
+              const LaunchOptions& o, bool fast) {
   const AttnParams& p = plan.p;
   if (p.T == 0 || p.H == 0) return Status::success();  // empty grid: nothing to launch (AP-S10)
-  const DispatchResult r = bf16 ? launch_attn_bf16(p, plan.dp, plan.ht, plan.wg, stream)
-                                : launch_attn_f16(p, plan.dp, plan.ht, plan.wg, stream);
+  const DispatchResult r = bf16 ? launch_attn_bf16(p, plan.dp, plan.ht, plan.wg, stream, fast)
+                                : launch_attn_f16(p, plan.dp, plan.ht, plan.wg, stream, fast);
   if (!r.ok()) return kernels::detail::dispatch_failure(op, id, "launch setup", r);
   if (p.splits > 1) {
     if (Status s = kernels::detail::finish_launch(op, stream, LaunchOptions{o.validate, false}); !s.ok()) return s;
-    const DispatchResult c = bf16 ? launch_combine_bf16(p, stream) : launch_combine_f16(p, stream);
+    const DispatchResult c = bf16 ? launch_combine_bf16(p, stream, fast) : launch_combine_f16(p, stream, fast);
     if (!c.ok()) return kernels::detail::dispatch_failure(op, id, "combine launch setup", c);
   }
   return kernels::detail::finish_launch(op, stream, o);

@@ -38,8 +38,9 @@ struct Plan {
 Status make_plan(std::string_view op, std::string_view unsupported_id, const OpViews& v, const SparseTuning& tuning,
                  Plan& plan);
 
-// Launch the attention kernel (and, when plan.p.splits > 1, the combine kernel).
+// Launch the attention kernel (and, when plan.p.splits > 1, the combine kernel). fast (decode's
+// LaunchOptions::decode_variant 2): both launched with PDL and the wide combine kernel.
 Status launch(std::string_view op, std::string_view unsupported_id, const Plan& plan, bool bf16, cudaStream_t stream,
-              const LaunchOptions& o);
+              const LaunchOptions& o, bool fast = false);
 
 }  // namespace kparity::kernels::sparse::detail

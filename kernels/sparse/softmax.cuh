@@ -106,14 +106,25 @@ __device__ __forceinline__ void store_partials(const AttnParams& p, O&& o, const
                                                long long t, long long hr0, int cbase, long long D, bool writes_stats) {
   const long long hr1 = hr0 + 8;
   const long long w0 = (split * p.T + t) * p.H + hr0, w1 = w0 + 8;
+  if (p.ws_vec2) {
+    // Columns c and c + 1 of a row as one 8-byte store: c is even and D is even (the launcher sets
+    // ws_vec2 only then), so c < D covers both, and w * D + c is even on a 16-byte-aligned workspace.
 #pragma unroll
-  for (int n = 0; n < NO; ++n)
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const long long c = cbase + n * 8 + e;
-      if (c < D && hr0 < p.H) p.ws_acc[w0 * D + c] = o(n, e);
-      if (c < D && hr1 < p.H) p.ws_acc[w1 * D + c] = o(n, e + 2);
+    for (int n = 0; n < NO; ++n) {
+      const long long c = cbase + n * 8;
+      if (c < D && hr0 < p.H) *reinterpret_cast<float2*>(p.ws_acc + w0 * D + c) = make_float2(o(n, 0), o(n, 1));
+      if (c < D && hr1 < p.H) *reinterpret_cast<float2*>(p.ws_acc + w1 * D + c) = make_float2(o(n, 2), o(n, 3));
     }
+  } else {
+#pragma unroll
+    for (int n = 0; n < NO; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const long long c = cbase + n * 8 + e;
+        if (c < D && hr0 < p.H) p.ws_acc[w0 * D + c] = o(n, e);
+        if (c < D && hr1 < p.H) p.ws_acc[w1 * D + c] = o(n, e + 2);
+      }
+  }
   if (writes_stats) {
     if (hr0 < p.H) p.ws_ml[2 * w0] = st.m0, p.ws_ml[2 * w0 + 1] = st.l0;
     if (hr1 < p.H) p.ws_ml[2 * w1] = st.m1, p.ws_ml[2 * w1 + 1] = st.l1;

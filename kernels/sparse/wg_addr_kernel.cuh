@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "common/limits.hpp"
+#include "common/pdl.cuh"
 #include "sparse/wg_common.cuh"
 
 namespace kparity::kernels::sparse {
@@ -36,6 +37,7 @@ static_assert(kWgRowGroups == 4 && kWgBK % kWgRowGroups == 0,
 template <class T>
 __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(const AttnParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  kernels::dev::pdl_entry();  // before the first global access (common/pdl.cuh)
   using W = dev::Wgmma<std::is_same_v<T, __nv_bfloat16>>;
   using Op = dev::MmaOp<T>;
   extern __shared__ __align__(16) unsigned char smem_raw[];

@@ -36,6 +36,7 @@ inline constexpr int kWgBlockBytes = 64 * kWgRowBytes;  // one 64-column block o
 inline constexpr std::uint32_t kWgTile = (kWgD / 64) * kWgBlockBytes;  // 64 rows x 512 columns x 2 bytes
 inline constexpr std::uint32_t kWgAlign = 1024;        // a swizzle atom (8 rows x 128 bytes): tiles start on it
 inline constexpr int kWgOutLd = kWgD + 8;               // output staging row (elements), conflict-free
+static_assert(kWgBK == kKeysPerTileWg, "the decode launcher sizes splits in these tiles (params.hpp)");
 static_assert(kWgChunks == 1 << kWgChunksLog2, "thread -> chunk maps shift by kWgChunksLog2");
 static_assert(kWgHeads == kWgBK && kWgBlockBytes == 8192 && kWgTile == 64u * 1024u,
               "the descriptors (LBO/SBO) and the swizzle below assume 64 x 64 blocks of 128-byte rows");

@@ -1,5 +1,6 @@
 #include "src/launch_util.hpp"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "common/limits.hpp"
@@ -82,6 +83,21 @@ Status deep_only(std::vector<Diagnostic> diags) {
     if (data) s.diagnostics.push_back(std::move(d));
   }
   return s;
+}
+
+#ifndef KPARITY_DECODE_FAST_DEFAULT
+#define KPARITY_DECODE_FAST_DEFAULT 0
+#endif
+bool fast_decode(const LaunchOptions& o) {
+  if (o.decode_variant != 0) return o.decode_variant == 2;
+  // KPARITY_DECODE_VARIANT=1|2 stands for the build's default (read once): a campaign or a benchmark
+  // of an existing build takes either path without rebuilding.
+  static const int from_env = [] {
+    const char* e = std::getenv("KPARITY_DECODE_VARIANT");
+    return e && (e[0] == '1' || e[0] == '2') && e[1] == '\0' ? e[0] - '0' : 0;
+  }();
+  if (from_env != 0) return from_env == 2;
+  return KPARITY_DECODE_FAST_DEFAULT != 0;
 }
 
 Status finish_launch(std::string_view op, cudaStream_t stream, const LaunchOptions& o) {

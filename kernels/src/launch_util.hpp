@@ -28,6 +28,10 @@ Status not_implemented(std::string_view op, std::string_view id, std::string nam
 // Multiprocessor count of the current device, read once per device (no per-call driver query).
 int sm_count();
 
+// LaunchOptions::decode_variant resolved: true for the small-batch decode paths (2, or 0 in a build
+// with KPARITY_DECODE_FAST=ON), false for the established launches (1, or 0 otherwise).
+bool fast_decode(const LaunchOptions& o);
+
 // Host copies of device index tensors, so a contract can read them (ValidateOptions::deep).
 struct HostMirror {
   std::vector<std::byte> bytes;

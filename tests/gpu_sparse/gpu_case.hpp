@@ -62,29 +62,45 @@ inline Result run_prefill_gpu(const Case& c, kparity::kernels::sparse::SparseTun
   return {read_all(out.view()), lse_on ? read_all(lse.view()) : std::vector<double>{}};
 }
 
+// Device copies of a decode case with poisoned outputs, and the call's arguments over them.
+struct DecodeDev {
+  Csr pre;
+  Tensor out, lse;
+  kparity::gpu_test::DevTensor q, ukv, ip, pp, sink, dout, dlse;
+  kparity::sparse::PagedDecodeArgs a;
+  static Tensor poisoned(DType dt, Shape shape) {
+    Tensor t(dt, shape);
+    t.poison();
+    return t;
+  }
+  explicit DecodeDev(const Case& c)
+      : pre(make_csr(c.pre)), out(poisoned(c.dt, {c.T, c.H, c.D})), lse(poisoned(DType::f32, {c.T, c.H})), q(c.q),
+        ukv(c.ukv), ip(pre.indices), pp(pre.indptr), sink(c.sink), dout(out), dlse(lse) {
+    a.q = q.view();
+    a.unified_kv = ukv.view();
+    a.kv_indices = ip.view();
+    a.kv_indptr = pp.view();
+    a.attn_sink = sink.view();
+    a.softmax_scale = c.scale;
+    a.return_lse = true;
+    a.out = dout.view();
+    a.lse = dlse.view();
+  }
+  Result download() {
+    dout.download(out);
+    dlse.download(lse);
+    return {read_all(out.view()), read_all(lse.view())};
+  }
+};
+
 // deep = false: no data checks, so NaN/Inf inputs reach the kernel (special-value tests).
 inline Result run_decode_gpu(const Case& c, kparity::kernels::sparse::SparseTuning tu = {}, bool with_ws = true,
                              bool deep = true) {
-  Csr pre = make_csr(c.pre);
-  Tensor out(c.dt, {c.T, c.H, c.D}), lse(DType::f32, {c.T, c.H});
-  out.poison();
-  lse.poison();
-  kparity::gpu_test::DevTensor q(c.q), ukv(c.ukv), ip(pre.indices), pp(pre.indptr);
-  kparity::gpu_test::DevTensor sink(c.sink), dout(out), dlse(lse);
-  kparity::sparse::PagedDecodeArgs a;
-  a.q = q.view();
-  a.unified_kv = ukv.view();
-  a.kv_indices = ip.view();
-  a.kv_indptr = pp.view();
-  a.attn_sink = sink.view();
-  a.softmax_scale = c.scale;
-  a.return_lse = true;
-  a.out = dout.view();
-  a.lse = dlse.view();
+  DecodeDev d(c);
   kparity::kernels::sparse::DecodeWorkspace ws;
   std::shared_ptr<void> wmem;
   if (with_ws) {
-    ws.bytes = kparity::kernels::sparse::paged_decode_workspace_bytes(a, tu);
+    ws.bytes = kparity::kernels::sparse::paged_decode_workspace_bytes(d.a, tu);
     if (ws.bytes) {
       void* p = nullptr;
       EXPECT_EQ(cudaMalloc(&p, ws.bytes), cudaSuccess);
@@ -93,11 +109,9 @@ inline Result run_decode_gpu(const Case& c, kparity::kernels::sparse::SparseTuni
       ws.data = p;
     }
   }
-  kparity::Status s = kparity::kernels::sparse::paged_decode(a, nullptr, test_launch(deep), ws, tu);
+  kparity::Status s = kparity::kernels::sparse::paged_decode(d.a, nullptr, test_launch(deep), ws, tu);
   EXPECT_TRUE(s.ok()) << (s.first_error() ? s.first_error()->message : "");
-  dout.download(out);
-  dlse.download(lse);
-  return {read_all(out.view()), read_all(lse.view())};
+  return d.download();
 }
 
 }  // namespace kpt

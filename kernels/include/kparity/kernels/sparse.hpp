@@ -44,7 +44,9 @@ struct DecodeWorkspace {
   void* data = nullptr;
   std::size_t bytes = 0;
 };
-// Bytes paged_decode would use for these shapes on the current device (0: no split-K needed).
+// Bytes paged_decode would use for these shapes on the current device (0: no split-K needed). The
+// split count follows T, H, the SM count and kv_indices' length (never more splits than the mean
+// list has key tiles), so size the workspace with the arguments of the calls it serves.
 std::size_t paged_decode_workspace_bytes(const PagedDecodeArgs& args, const SparseTuning& tuning = {});
 
 // Decode: one source, no shift. Negative entries (undefined upstream, F.0 item 2) are skipped like
