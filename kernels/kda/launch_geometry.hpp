@@ -7,6 +7,9 @@
 namespace kparity::kernels::kda {
 
 inline constexpr int kPackedThreads = 128;
+// The packed kernel's small-batch instance (decode_variant 2) is register-capped for this residency,
+// and the launcher gives it a V tile whose grid fits one wave of it.
+inline constexpr int kPackedEarlyCtasPerSm = 4;
 inline constexpr int kRecurrentThreads = 128;
 inline constexpr int kRecurrentRowsUnroll = 2;  // state rows per lane group held at once
 

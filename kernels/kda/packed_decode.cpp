@@ -33,12 +33,24 @@ Status prepare_packed_decode(const PackedDecodeArgs& a, cudaStream_t stream, con
   p.norm_multiply = a.initial_state.dtype == DType::bf16;  // kda.md A.5 table, Helion bf16 state
   plan.state_dt = dt_code(a.initial_state.dtype);
   plan.out_dt = dt_code(a.out.dtype);
+  const bool fast = kernels::detail::fast_decode(o);
+  if (fast) {
+    // The small-batch instance where its grid fits one wave: the fewest V tiles (from choose_vtile's
+    // up) that keep B * HV * tiles within kPackedEarlyCtasPerSm CTAs per SM; larger batches keep the
+    // established instance, whose residency serves them (launch_geometry.hpp).
+    const std::int64_t rows = p.in.B * p.in.HV, slots = std::int64_t(kPackedEarlyCtasPerSm) * kernels::detail::sm_count();
+    std::int64_t vt = p.in.vtile;
+    while (vt < p.in.V && rows * (p.in.V / vt) > slots) vt *= 2;
+    if (rows * (p.in.V / vt) <= slots) {
+      p.in.vtile = vt;
+      p.in.n_vtiles = p.in.V / vt;
+      p.early_state = 1;
+    }
+  }
   plan.launch.grid = dim3(static_cast<unsigned>(p.in.B * p.in.HV * p.in.n_vtiles));
   plan.launch.smem_bytes = static_cast<std::size_t>(packed_smem_bytes(p.in.K, p.in.vtile));
   plan.launch.stream = stream;
-  const bool fast = kernels::detail::fast_decode(o);
   plan.launch.pdl = fast;
-  p.early_state = fast ? 1 : 0;
   return status;
 }
 

@@ -1,4 +1,4 @@
-// Packed decode instantiations (state dtype x out dtype x K).
+// Packed decode instantiations (state dtype x out dtype x K x small-batch instance).
 #include "kda/dispatch_impl.cuh"
 
 namespace kparity::kernels::kda {
@@ -9,6 +9,7 @@ DispatchResult launch_packed(const PackedParams& p, int state_dt, int out_dt, co
       return dispatch::on_head_dim(p.in.K, [&](auto k) {
         using S = decltype(s);
         using O = decltype(o);
+        if (p.early_state) return dispatch::go(packed_decode_early_kernel<S, O, decltype(k)::value>, kPackedThreads, p, l);
         return dispatch::go(packed_decode_kernel<S, O, decltype(k)::value>, kPackedThreads, p, l);
       });
     });

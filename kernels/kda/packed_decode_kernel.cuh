@@ -10,9 +10,13 @@ namespace kparity::kernels::kda {
 
 inline constexpr int kPackedRowsUnroll = 4;
 
-template <class S, class O, int K>
-__global__ void __launch_bounds__(kPackedThreads)
-packed_decode_kernel(const PackedParams p) {
+// kEarly (LaunchOptions::decode_variant 2, grids of at most one wave; packed_decode.cpp decides):
+// the state loads of the first two passes leave with the slot index's answer, before the token
+// preamble, and each later pass loads while the pass before it computes (two register buffers,
+// capped at kPackedEarlyCtasPerSm CTAs' worth of registers). The established instance keeps its
+// registers (one buffer, loaded after the preamble): its residency serves the large batches.
+template <class S, class O, int K, bool kEarly>
+__device__ __forceinline__ void packed_decode_body(const PackedParams& p) {
   using namespace dev;
   kernels::dev::pdl_entry();  // before the first global access (common/pdl.cuh)
   using Lay = RowLayout<S, K>;
@@ -71,15 +75,10 @@ packed_decode_kernel(const PackedParams p) {
 #pragma unroll
     for (int u = 0; u < kU; ++u) v_raw[u] = j[u] < VT ? ld_raw(qkv, in.qkv_dt, v_base + j[u] * in.qkv_s1) : 0u;
   };
-  // LaunchOptions::decode_variant 2: the first two passes' loads leave with the slot index's answer,
-  // before the token preamble (its reductions and barriers), and each later pass loads while the
-  // pass before it computes (two register buffers). Otherwise each pass loads after the preamble and
-  // the pass before it. Same operations on the same values either way.
-  const bool early = p.early_state != 0;
   Acc acc_a, acc_b;
   std::int64_t j_a[kU], j_b[kU];
   std::uint32_t v_a[kU], v_b[kU];
-  if (early) {
+  if constexpr (kEarly) {
     load_pass(acc_a, j_a, v_a, 0);
     if (kRowsPerPass < VT) load_pass(acc_b, j_b, v_b, kRowsPerPass);
   }
@@ -153,7 +152,7 @@ packed_decode_kernel(const PackedParams p) {
       }
     }
   };
-  if (early) {
+  if constexpr (kEarly) {
     for (std::int64_t rb = 0; rb < VT; rb += 2 * kRowsPerPass) {
       process(acc_a, j_a, v_a);
       if (rb + 2 * kRowsPerPass < VT) load_pass(acc_a, j_a, v_a, rb + 2 * kRowsPerPass);
@@ -170,6 +169,18 @@ packed_decode_kernel(const PackedParams p) {
   }
   __syncthreads();
   for (std::int64_t jj = tid; jj < VT; jj += kT) out[(v0 + jj) * in.out_s3] = from_f<O>(s_o[jj]);
+}
+
+// Two entry points, so each instance has its own register budget: the established one as before
+// (no residency asked of ptxas: an explicit minimum of 1 let it take 91 registers where it takes 69,
+// fp32 state, K = 128), the small-batch one capped for kPackedEarlyCtasPerSm CTAs per SM.
+template <class S, class O, int K>
+__global__ void __launch_bounds__(kPackedThreads) packed_decode_kernel(const PackedParams p) {
+  packed_decode_body<S, O, K, false>(p);
+}
+template <class S, class O, int K>
+__global__ void __launch_bounds__(kPackedThreads, kPackedEarlyCtasPerSm) packed_decode_early_kernel(const PackedParams p) {
+  packed_decode_body<S, O, K, true>(p);
 }
 
 }  // namespace kparity::kernels::kda

@@ -35,7 +35,7 @@ struct DecodeInputs {
 struct PackedParams {
   DecodeInputs in;
   int norm_multiply = 0;  // bf16 state: x * (1/sqrt(n)); otherwise x / sqrt(n) (kda.md A.5)
-  int early_state = 0;    // state loads issued before the token preamble (LaunchOptions::decode_variant 2)
+  int early_state = 0;    // the kEarly instance of packed_decode_kernel (LaunchOptions::decode_variant 2)
 };
 
 struct ReplayParams {
