@@ -59,7 +59,7 @@ write_summary() {
     echo "# Contract and hostile-input properties, deep run"
     echo
     echo "Started $started UTC on $host ($(nproc) cores), \`$kparity\` ($("$kparity" --version 2>/dev/null | head -1)),"
-    echo "git $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $cases cases per property, --jobs $jobs, base seed $seed."
+    echo "checkout at $rev when the run started, $cases cases per property, --jobs $jobs, base seed $seed."
     echo "Command: \`scripts/deep-contracts.sh --cases $cases --jobs $jobs --seed $seed\`"
     echo
     echo "| property | seed | cases | seconds | cases/min | result |"
@@ -70,6 +70,7 @@ write_summary() {
   } > "$summary"
 }
 started=$(date -u +%FT%TZ)
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
 status=0
 i=0
 for p in "${props[@]}"; do
