@@ -323,16 +323,15 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
     }
     if constexpr (KS > 1) {
       // Partials through shared memory, summed in slice order by every warp of the column group.
-      float* rx = s_red + warp * 256;
-      float* ro = s_red + (kChunkWarps + warp) * 256;
+      // [16 columns][16 tokens] of a warp's fragment pair, element e of token block nt.
+      const auto at = [&](int nt, int e) { return (g8 + 8 * (e >> 1)) * 16 + 8 * nt + 2 * t4 + (e & 1); };
       if (active) {
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int idx = (g8 + 8 * (e >> 1)) * 16 + 8 * nt + 2 * t4 + (e & 1);
-            rx[idx] = X[nt][e];
-            ro[idx] = O[nt][e];
+            s_red[warp * 256 + at(nt, e)] = X[nt][e];
+            s_red[(kChunkWarps + warp) * 256 + at(nt, e)] = O[nt][e];
           }
       }
       __syncthreads();
@@ -341,7 +340,7 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
         for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int idx = (g8 + 8 * (e >> 1)) * 16 + 8 * nt + 2 * t4 + (e & 1);
+            const int idx = at(nt, e);
             float sx = s_red[vg * 256 + idx], so = s_red[(kChunkWarps + vg) * 256 + idx];
 #pragma unroll
             for (int kk = 1; kk < KS; ++kk) {

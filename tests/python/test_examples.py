@@ -32,7 +32,11 @@ def _leaves_out_upstream_output(e: kparity.Entry) -> bool:
 # their examples go through kparity.kernel, on a GPU.
 ENTRIES = [e for e in ACTIVE if e.record.get("emittedBy", "contracts") != "kernels" and not _leaves_out_upstream_output(e)]
 CXX_API_ENTRIES = [e for e in ACTIVE if _leaves_out_upstream_output(e)]
-KERNEL_ENTRIES = [e for e in ACTIVE if e.record.get("emittedBy", "contracts") == "kernels"]
+# kda-chunk-kernel-not-built depends on how the library was configured (KPARITY_CHUNK_KERNEL), not on
+# the call, so it has no fixed example to launch: tests/gpu_dispatch fires it in C++ in builds without
+# the chunked kernel.
+BUILD_ENTRIES = [e for e in ACTIVE if e.slug == "kda-chunk-kernel-not-built"]
+KERNEL_ENTRIES = [e for e in ACTIVE if e.record.get("emittedBy", "contracts") == "kernels" and e not in BUILD_ENTRIES]
 
 
 def _options(o: dict) -> dict:
@@ -84,5 +88,5 @@ def test_kernel_entry_raised_by_kparity_kernel(entry: kparity.Entry) -> None:
 
 
 def test_every_active_entry_is_covered() -> None:
-    assert len(ENTRIES) + len(KERNEL_ENTRIES) + len(CXX_API_ENTRIES) == len(ACTIVE) > 100
+    assert len(ENTRIES) + len(KERNEL_ENTRIES) + len(BUILD_ENTRIES) + len(CXX_API_ENTRIES) == len(ACTIVE) > 100
     assert {e.slug for e in CXX_API_ENTRIES} == {"sparse-prefill-lse-missing", "sparse-decode-lse-missing"}
