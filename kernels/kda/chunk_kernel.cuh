@@ -80,8 +80,8 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
   float* s_q = smem;            // [C][PK] q_s (doc 3.4)
   float* s_k = s_q + C * PK;    // k_hat
   float* s_g = s_k + C * PK;    // g (doc 3.2)
-  float* s_G = s_g + C * PK;    // Gc
-  float* s_R = s_G + C * PK;    // Rs
+  float* s_G = s_g + C * PK;    // Gc, then exp(Gc - ref)
+  float* s_R = s_G + C * PK;    // Rs, then exp(ref - Gc)
   float* s_W = s_R + C * PK;    // x, then -w (doc 3.6, 3.8)
   float* s_Qg = s_W + C * PK;   // doc 3.6
   float* s_Kd = s_Qg + C * PK;
@@ -92,8 +92,7 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
   float* s_Aqk = s_Akk + C * PA;
   float* s_beta = s_Aqk + C * PA;  // [C]
   float* s_decay = s_beta + C;     // [K]
-  float* s_ref = s_decay + K;      // [K] Gc of slot 7 (doc 3.7)
-  float* s_red = s_ref + K;        // [2][warps][16][16] split-K partials
+  float* s_red = s_decay + 2 * K;  // [2][warps][16][16] split-K partials (after decay and a spare [K])
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g8 = lane >> 2, t4 = lane & 3;
   const std::int64_t bid = blockIdx.x;
@@ -222,30 +221,30 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
         s_R[j * PK + c] = r;
       }
       const float ref = s_G[7 * PK + c];
-      s_ref[c] = ref;
       for (int i = 0; i < C; ++i) {
         const float Gc = s_G[i * PK + c], kh = s_k[i * PK + c];
         const float eG = expf(Gc);
         s_Qg[i * PK + c] = __fmul_rn(s_q[i * PK + c], eG);
         s_Kd[i * PK + c] = __fmul_rn(kh, expf(s_R[i * PK + c]));
         s_W[i * PK + c] = __fmul_rn(s_beta[i], __fmul_rn(kh, eG));
-        unsafe |= !(fabsf(__fsub_rn(Gc, ref)) <= kChunkSafeSpan);
+        const float d = __fsub_rn(Gc, ref);
+        unsafe |= !(fabsf(d) <= kChunkSafeSpan);
+        // Gc and Rs are not read after this loop: their slots take the two decay factors of the
+        // factorised A (doc 3.7), each expf formed once instead of in every fragment load.
+        s_G[i * PK + c] = expf(d);
+        s_R[i * PK + c] = expf(__fsub_rn(ref, Gc));
       }
     }
     const bool safe = !__syncthreads_or(unsafe);
     // --- doc 3.7: A_kk and A_qk ---
     if (safe) {
       // Warp w: matrix w / 2 (A_kk, A_qk), columns j of block w % 2. The factors Kp = k_hat
-      // exp(Gc - ref), Qp = q_s exp(Gc - ref), Km = k_hat exp(ref - Gc) are formed as the fragments
-      // are loaded (recomputed by the two warps that share an operand: cheaper than three more tables).
+      // exp(Gc - ref), Qp = q_s exp(Gc - ref) (s_G now holds exp(Gc - ref)) and Km = k_hat
+      // exp(ref - Gc) (s_R) are formed as the fragments are loaded: three fewer tables.
       const float* Xa = warp < 2 ? s_k : s_q;
       const int jb = 8 * (warp & 1);
-      const auto fp = [&](const float* x, int i, int c) {
-        return tf32(__fmul_rn(x[i * PK + c], expf(__fsub_rn(s_G[i * PK + c], s_ref[c]))));
-      };
-      const auto fm = [&](int j, int c) {
-        return tf32(__fmul_rn(s_k[j * PK + c], expf(__fsub_rn(s_ref[c], s_G[j * PK + c]))));
-      };
+      const auto fp = [&](const float* x, int i, int c) { return tf32(__fmul_rn(x[i * PK + c], s_G[i * PK + c])); };
+      const auto fm = [&](int j, int c) { return tf32(__fmul_rn(s_k[j * PK + c], s_R[j * PK + c])); };
       float d[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 4
       for (int kb = 0; kb < K; kb += 8) {

@@ -89,7 +89,9 @@ inline ChunkHost random_chunk_case(std::uint64_t seed, const ChunkForce& f = {})
     if (rng.integer(0, 1)) { a.lower_bound = -5.0; a.safe_gate = rng.integer(0, 1); }
     else if (!c.has_A_log) c.has_A_log = true;  // the softplus form needs A_log (contract)
     c.A_log = Tensor(DType::f32, {HV}); c.A_log.fill_normal(seed + 5, 0.0, 0.5);
-    c.dt_bias = Tensor(DType::f32, {HV * K}); c.dt_bias.fill_normal(seed + 6, 0.0, 0.2);
+    // dt_bias flat [HV * K] or [HV, K] (chunk_kda takes both).
+    c.dt_bias = rng.integer(0, 1) ? Tensor(DType::f32, {HV * K}) : Tensor(DType::f32, {HV, K});
+    c.dt_bias.fill_normal(seed + 6, 0.0, 0.2);
     gate = a.lower_bound ? " bounded gate" : " softplus gate";
   } else {
     switch (f.extreme) {

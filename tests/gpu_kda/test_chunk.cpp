@@ -104,6 +104,14 @@ TEST(Chunk, EveryWarpSplit) {
     check(random_chunk_case(K, {.K = K, .V = 128, .max_len = 24, .seqs = 300}));
 }
 
+TEST(Chunk, ThousandsOfSequences) {
+  // 3000 packed sequences of 0-20 tokens (a quarter empty), int32 or int64 cu_seqlens.
+  KPARITY_REQUIRE_GPU();
+  ASSERT_TRUE(kernels::kda::chunk_kernel_built());
+  for (std::uint64_t seed = 1; seed <= 2; ++seed)
+    check(random_chunk_case(seed, {.K = 64, .V = 64, .max_len = 20, .seqs = 3000}));
+}
+
 TEST(Chunk, RefusedCallWritesNothing) {
   KPARITY_REQUIRE_GPU();
   ChunkHost h = random_chunk_case(3, {.K = 16, .V = 16});
