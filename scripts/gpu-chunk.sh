@@ -6,7 +6,8 @@
 #   tests    the kda/chunk GPU tests on tensor cores, then again with KPARITY_CHUNK_SIMT=1 (the mma
 #            fragment-layout emulation: if only the first run fails, the fragment layout is wrong)
 #   sanitize compute-sanitizer memcheck and racecheck on the small kda/chunk tests
-#   bench    bench/kda_prefill_bench, then fla's chunk_kda on the same shapes (run_peers.py --only fla_prefill)
+#   bench    bench/kda_prefill_bench, then fla's chunk_kda and fused_recurrent_kda on the same shapes
+#            (bench/peers/fla_prefill_shapes.py, .peers/fla carried)
 #   accuracy bench/kda_chunk_accuracy: the kernel's errors against the oracle beside fla chunk_kda's on the
 #            twelve captured calls of tests/data/fla_chunk_kda (issue 30's bar; scripts/gpu-wave.sh accuracy
 #            captures more)
@@ -17,6 +18,8 @@ OUT=${OUT:-$PWD/gpu-chunk-out}
 mkdir -p "$OUT"
 export KPARITY_EXPECT_GPU=1
 [ -d build/tests ] || tar -xJf .gpu/bundle.tar.xz
+# gpu-pack.sh names the bundle's folder after the build tree it packed (build, build-cuda, ...).
+[ -d build/tests ] || { b=$(tar -tJf .gpu/bundle.tar.xz | head -1 | cut -d/ -f1); [ -n "$b" ] && [ "$b" != build ] && ln -sfn "$b" build; }
 phases=${*:-tests sanitize bench accuracy}
 T=build/tests/test_gpu_kda
 for ph in $phases; do
@@ -43,7 +46,10 @@ for ph in $phases; do
       ;;
     bench)
       timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-bench.md" 2>&1
-      [ -d .peers ] && timeout 200 python3 bench/peers/run_peers.py --only fla_prefill > "$OUT/chunk-peers.log" 2>&1
+      # fla at the same five shapes and both head counts (bench/peers/fla_prefill_shapes.py; the shared
+      # peer script stops at 4x4096, H = 32).
+      [ -d .peers/fla ] && PYTHONPATH=.peers/fla timeout ${PEER_TIMEOUT:-240} python3 bench/peers/fla_prefill_shapes.py \
+        --json "$OUT/chunk-peers.json" > "$OUT/chunk-peers.log" 2>&1
       ;;
   esac
   tail -3 "$OUT"/chunk-*.log 2>/dev/null | head -40
