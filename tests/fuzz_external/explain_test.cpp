@@ -84,7 +84,7 @@ PropertyFindings run(const Backend& b, int cases, FindingRunOptions fo = {}) {
   const auto props = implementation_properties(b, {spec_for("sparse/paged_decode")}, po);
   PropertyBudget budget;
   budget.cases = cases;
-  budget.seed = 41;
+  budget.seed = std::getenv("KPARITY_TEST_SEED") ? std::stoull(std::getenv("KPARITY_TEST_SEED"), nullptr, 0) : 41;
   return run_property_findings(props.at(0), *po.ledgers->at(props[0].name), budget, fo, "");
 }
 
@@ -105,6 +105,7 @@ std::string all_of(const PropertyFindings& r) {
 
 TEST(Explain, KeyCountSlipIsOneFindingThatNeedsFiveKeys) {
   const PropertyFindings r = run(drops_fifth_key(), 300);
+  if (std::getenv("KPARITY_TEST_VERBOSE")) std::printf("%s", all_of(r).c_str());
   ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
   const Explanation& e = r.findings[0].explanation;
   ASSERT_TRUE(e.ran);
@@ -112,7 +113,7 @@ TEST(Explain, KeyCountSlipIsOneFindingThatNeedsFiveKeys) {
   const KnobResult* keys = knob(e, "keys");
   ASSERT_TRUE(keys);
   EXPECT_EQ(keys->nearest_pass, "4") << e.line();
-  EXPECT_EQ(keys->says, "keys >= 5 (passes with 4)");
+  EXPECT_EQ(keys->says.rfind("keys >= 5 (passes with 4", 0), 0u) << keys->says;
   for (const char* free : {"H", "D", "T", "dtype"}) {
     const KnobResult* k = knob(e, free);
     ASSERT_TRUE(k) << free;
@@ -134,6 +135,7 @@ TEST(Explain, KeyCountSlipIsOneFindingThatNeedsFiveKeys) {
 
 TEST(Explain, InfSinkSlipNeedsTheSinkAndNoShape) {
   const PropertyFindings r = run(ignores_inf_sink(), 400);
+  if (std::getenv("KPARITY_TEST_VERBOSE")) std::printf("%s", all_of(r).c_str());
   ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
   const Explanation& e = r.findings[0].explanation;
   EXPECT_EQ(e.needed_names(), std::vector<std::string>{"sink"}) << e.line();
@@ -145,6 +147,7 @@ TEST(Explain, InfSinkSlipNeedsTheSinkAndNoShape) {
 
 TEST(Explain, StridedOnlySlipNeedsTheLayoutOfQ) {
   const PropertyFindings r = run(ignores_q_strides(), 300);
+  if (std::getenv("KPARITY_TEST_VERBOSE")) std::printf("%s", all_of(r).c_str());
   ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
   const Explanation& e = r.findings[0].explanation;
   const auto needed = e.needed_names();
@@ -155,14 +158,20 @@ TEST(Explain, StridedOnlySlipNeedsTheLayoutOfQ) {
 }
 
 TEST(Explain, CostsNoMoreThanTheShrinkItFollows) {
-  const PropertyFindings r = run(drops_fifth_key(), 300);
-  ASSERT_FALSE(r.findings.empty());
+  for (const Backend& b : {drops_fifth_key(), ignores_inf_sink(), ignores_q_strides()}) {
+  const PropertyFindings r = run(b, 400);
+  ASSERT_FALSE(r.findings.empty()) << b.name;
   const Finding& f = r.findings[0];
+  std::printf("%s: ", b.name.c_str());
   // The round's seconds include the search and the shrink; the explain step's are its own.
-  std::printf("explain: %.4f s, %d trials, after a round (search + shrink) of %.4f s\n", f.explanation.seconds,
-              f.explanation.trials, f.outcome.seconds);
+  std::printf("explain: %.4f s, %d trials, after a shrink of %.4f s (round: search + shrink %.4f s)\n",
+              f.explanation.seconds, f.explanation.trials, f.outcome.shrink_seconds, f.outcome.seconds);
+  EXPECT_GT(f.outcome.shrink_seconds, 0.0);
+  EXPECT_LE(f.outcome.shrink_seconds, f.outcome.seconds);
+  // Loose here (a loaded CI machine); bench/results/explain_2026-12-04.md has the measurement.
   EXPECT_LE(f.explanation.seconds, std::max(f.outcome.seconds, 0.5)) << f.explanation.trials << " trials";
   EXPECT_LE(f.explanation.trials, ExplainOptions{}.max_trials + 1);
+  }
 }
 
 TEST(Explain, ABudgetThatRunsOutSaysWhatItDidNotReach) {
@@ -243,7 +252,7 @@ TEST(ExplainCli, APluginsKeySlipIsOneFindingThatNeedsFiveKeys) {
                                             " --cases 300 --seed 41 --explain-seconds 5 --corpus " + dir.string() +
                                             " --report " + report.string());
   EXPECT_EQ(status, 1) << out;
-  EXPECT_NE(out.find("explain: needs keys >= 5 (passes with 4)"), std::string::npos) << out;
+  EXPECT_NE(out.find("explain: needs keys >= 5 (passes with 4"), std::string::npos) << out;
   std::ifstream f(report);
   const auto j = nlohmann::json::parse(f);
   const auto& findings = j.at("properties").at(0).at("findings");

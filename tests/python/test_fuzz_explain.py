@@ -30,10 +30,10 @@ def test_a_key_count_slip_is_one_finding_that_needs_five_keys(tmp_path) -> None:
     [f] = p.findings
     assert [k["name"] for k in f.explain["needed"]] == ["keys"], report.summary()
     keys = knob(f, "needed", "keys")
-    assert keys["nearest_pass"] == "4" and keys["says"] == "keys >= 5 (passes with 4)"
+    assert keys["nearest_pass"] == "4" and keys["says"].startswith("keys >= 5 (passes with 4")
     free = {k["name"] for k in f.explain["free"]}
     assert {"H", "D", "T", "dtype"} <= free, report.summary()
-    assert f.explanation.startswith("needs keys >= 5 (passes with 4)")
+    assert f.explanation.startswith("needs keys >= 5 (passes with 4")
     # the message: the verdict, the call and the first bad element; the drawn values are in details
     assert "unsigned long" not in f.message and "first bad" in str(f)
     assert "call: " in f.details or "RC_FAIL" in f.details
@@ -77,4 +77,4 @@ def test_the_pytest_plugin_prints_the_explanation(tmp_path: Path) -> None:
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     text = out.stdout + out.stderr
     assert out.returncode == 1, text
-    assert "explain: needs keys >= 5 (passes with 4)" in text, text
+    assert "explain: needs keys >= 5 (passes with 4" in text, text

@@ -269,7 +269,8 @@ nlohmann::json finding_json(const Finding& f) {
   j["examples"] = ex;
   if (f.explanation.ran) {
     j["explain"] = f.explanation.to_json();
-    j["explain"]["round_seconds"] = f.outcome.seconds;  // the search and shrink it followed
+    j["explain"]["round_seconds"] = f.outcome.seconds;          // the search and the shrink it followed
+    j["explain"]["shrink_seconds"] = f.outcome.shrink_seconds;  // the shrink alone
   }
   return j;
 }

@@ -85,17 +85,15 @@ void settle(KnobResult& k, const Knob& knob) {
     };
     const Side lo = side(-1), hi = side(1);
     if (lo.clean || hi.clean) {
-      // Both sides clean: the side with more passing values tried (a count that fails from 5 keys
-      // and passes again from 16 says ">= 5"), the nearer one on a tie.
-      const auto passes_on = [&](int dir) {
-        return std::count_if(pass.begin(), pass.end(), [&](const std::string& p) { return (std::stod(p) - x) * dir > 0; });
-      };
-      const bool use_lo = lo.clean && (!hi.clean || passes_on(-1) > passes_on(1) ||
-                                       (passes_on(-1) == passes_on(1) && std::fabs(lo.pass - x) <= std::fabs(hi.pass - x)));
+      // Both sides clean: the lower threshold ("keys >= 5"), the upper one said too. A slip's
+      // effect that shrinks as a size grows (one of n keys weighs 1/n) passes again far above;
+      // a failure only below a size ("D <= 15") has no clean lower side.
+      const bool use_lo = lo.clean;
       const Side& sd = use_lo ? lo : hi;
       k.verdict = "needed";
       k.nearest_pass = fmt::format("{:g}", sd.pass);
-      k.says = fmt::format("{} {} {:g} (passes with {})", k.name, use_lo ? ">=" : "<=", sd.fail, k.nearest_pass);
+      k.says = fmt::format("{} {} {:g} (passes with {}{})", k.name, use_lo ? ">=" : "<=", sd.fail, k.nearest_pass,
+                           use_lo && hi.clean ? fmt::format("; passes again from {:g}", hi.pass) : "");
       return;
     }
   } else if (!pass.empty() && fail.empty()) {

@@ -24,10 +24,13 @@ namespace {
 using I = std::int64_t;
 
 // Elements judged one by one at most (a shrunk call is small; past this the count is a lower bound).
-constexpr I kMaxExamined = 2048;
+constexpr I kMaxExamined = 128;
 // Past kMaxExamined elements, blocks are judged first (at most this many), then the elements of the
 // first bad block one by one; later bad blocks count whole ("approximate" in the provenance).
-constexpr I kMaxBlocks = 1024;
+constexpr I kMaxBlocks = 128;
+// Judgements at most (each one is the rule on the whole call): past it, the elements left count as
+// unexamined and the count is a lower bound ("approximate").
+constexpr I kMaxJudges = 256;
 
 std::string index_text(const std::vector<I>& idx) {
   std::string s;
@@ -136,7 +139,9 @@ nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& l
     }
   }
   // Judges elements [from, to) replaced by the backend's at once: true when none of them is bad.
+  I judges = 0;
   const auto good = [&](I from, I to) {
+    ++judges;
     std::vector<double> keep;
     for (I i = from; i < to; ++i) keep.push_back(pv.load(all[static_cast<std::size_t>(i)])), pv.store(all[static_cast<std::size_t>(i)], b.load(all[static_cast<std::size_t>(i)]));
     const bool pass = judge(call, *v.oracle, *v.faithful, probe, spec).pass;
@@ -148,23 +153,33 @@ nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& l
   bool approximate = false;
   bool first_found = false;
   std::vector<I> first_bad;
-  for (I from = 0; from < n; from += block) {
+  I examined = 0;
+  for (I from = 0; from < n && judges < kMaxJudges; from += block) {
     const I to = std::min(n, from + block);
-    if (block > 1 && good(from, to)) continue;
+    if (block > 1 && good(from, to)) {
+      examined = to;
+      continue;
+    }
     if (block > 1 && first_found) {
       approximate = true;  // a bad block after the first: its elements are counted as a block
       for (I i = from; i < to; ++i) bad.push_back(all[static_cast<std::size_t>(i)]);
       count += to - from;
+      examined = to;
       continue;
     }
     for (I i = from; i < to; ++i) {
+      if (judges >= kMaxJudges) {
+        approximate = true;
+        break;
+      }
+      examined = i + 1;
       if (good(i, i + 1)) continue;
       ++count;
       bad.push_back(all[static_cast<std::size_t>(i)]);
       if (!first_found) first_found = true, first_bad = all[static_cast<std::size_t>(i)];
     }
   }
-  const I examined = n;
+  if (examined < n) approximate = true;
   if (bad.empty()) return nullptr;
   const std::vector<I>& first = first_found ? first_bad : bad.front();
   nlohmann::json p = {{"tensor", v.tensor},

@@ -162,9 +162,10 @@ void take_heads(SparseRec& r, const std::vector<I>& map) {
   r.H = static_cast<I>(map.size());
 }
 
-// D channels: the first ones kept, new ones fresh from `seed` in the call's value family (small
-// integers when every finite value is one, else unit normals). Not copies of the old channels:
-// those would scale every logit and sharpen the softmax until a slip's key weighs nothing.
+// D channels: the first ones kept; new ones 0 in q, so every logit stays as it was (copies or fresh
+// values would scale the logits and sharpen the softmax until a slip's key weighs nothing), and
+// fresh in the rows from `seed` in the call's value family (small integers when every finite value
+// is one, else unit normals), so the new output channels hold values to check.
 void take_channels(SparseRec& r, I D, std::uint64_t seed) {
   bool ints = true;
   const auto see = [&](double x) { ints = ints && (!std::isfinite(x) || x == std::round(x)); };
@@ -177,7 +178,7 @@ void take_channels(SparseRec& r, I D, std::uint64_t seed) {
   std::vector<double> q;
   for (I t = 0; t < r.T; ++t)
     for (I h = 0; h < r.H; ++h)
-      for (I d = 0; d < D; ++d) q.push_back(d < r.D ? qat(r, t, h, d) : fresh());
+      for (I d = 0; d < D; ++d) q.push_back(d < r.D ? qat(r, t, h, d) : 0.0);
   for (auto& sr : r.src)
     for (auto& row : sr.rows) {
       std::vector<double> w;
@@ -268,8 +269,10 @@ std::vector<Knob> sparse_knobs(const Call& call, std::uint64_t seed, const Focus
       k.trials.push_back(trial(std::to_string(v), [si, v, n, bt](SparseRec& r) {
         auto& sr = r.src[si];
         if (v < n) {
+          // Fewer keys from the front: the list's last keys stay, so a slip at the end of the list
+          // (the last key left out) meets the same keys.
           for (auto& l : sr.lists)
-            if (static_cast<I>(l.size()) > v) l.resize(static_cast<std::size_t>(v));
+            if (static_cast<I>(l.size()) > v) l.erase(l.begin(), l.end() - v);
           return;
         }
         auto& l = sr.lists[static_cast<std::size_t>(bt)];

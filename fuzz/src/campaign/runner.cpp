@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <rapidcheck.h>
 #include <sstream>
 #include <stdexcept>
@@ -35,6 +36,7 @@ class CaseCollector : public rc::detail::TestListener {
  public:
   explicit CaseCollector(PropertyOutcome& out) : out_(out) {}
   void onTestCaseFinished(const rc::detail::CaseDescription& d) override {
+    if (d.result.type == rc::detail::CaseResult::Type::Failure && !failed_at) failed_at = Clock::now();
     auto buckets = take_buckets();
     auto errors = take_noted_errors();
     const int early = take_early_returns();
@@ -50,6 +52,7 @@ class CaseCollector : public rc::detail::TestListener {
     take_noted_errors();
   }
   void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+  std::optional<Clock::time_point> failed_at;  // when the search's failing case ended: shrinking starts
 
  private:
   PropertyOutcome& out_;
@@ -93,6 +96,7 @@ bool run_chunk(const Property& p, std::uint64_t seed, int cases, int max_size, b
       msg << "  ... " << fail.counterExample.size() - kShown << " more drawn values\n";
     // RapidCheck ran the minimal counterexample last, so the recorded call is the shrunk input.
     o.failing_call = take_recorded_call();
+    if (listener.failed_at) o.shrink_seconds = since(*listener.failed_at);
   } else if (result.match(gave_up)) {
     o.cases += gave_up.numSuccess;
     msg << "gave up after " << gave_up.numSuccess << " passing cases (too many discards): " << gave_up.description

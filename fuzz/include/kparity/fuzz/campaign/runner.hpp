@@ -56,6 +56,7 @@ struct PropertyOutcome {
   int repro_cases = 0;  // --cases of the repro: the failing chunk's size
   std::string skipped;  // the property could not run here: why (Property::skipped); passed, 0 cases
   double seconds = 0.0;
+  double shrink_seconds = 0.0;  // a failed run: from its failing case's end to the shrunk call (the shrink)
   std::map<std::string, std::int64_t> buckets;  // every bucket of the op's spec (0 if never hit) + any noted
   std::map<std::string, ErrorStat> max_errors;  // differential properties: per written tensor
   std::optional<Call> failing_call;             // the shrunk input, when the property recorded one
