@@ -32,15 +32,23 @@ if(TARGET test_fuzz_external)
     list(APPEND planted "{\"${bug}\", \"$<TARGET_FILE:kparity_test_planted_${ident}>\"}")
   endforeach()
   list(JOIN planted ", " planted)
-  # The explain step's slip (issue 33, tests/fuzz_external/explain_test.cpp), bug 7, kept out of the
-  # list above, whose bugs are all in kda/packed_decode.
-  add_library(kparity_test_planted_drops_fifth_key MODULE ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_external/plugins/planted_impl.cpp)
-  target_include_directories(kparity_test_planted_drops_fifth_key PRIVATE ${PROJECT_SOURCE_DIR}/abi/include ${KPARITY_DLPACK_INCLUDE_DIR})
-  target_compile_definitions(kparity_test_planted_drops_fifth_key PRIVATE KPARITY_TEST_BUG=7 KPARITY_TEST_BUG_NAME="drops-fifth-key")
-  set_target_properties(kparity_test_planted_drops_fifth_key PROPERTIES CXX_VISIBILITY_PRESET hidden)
-  add_dependencies(test_fuzz_external kparity_test_planted_drops_fifth_key)
+  # The explain step's slips (issue 33, tests/fuzz_external/explain_test.cpp), bugs 7-10, kept out of
+  # the list above, whose bugs are all in kda/packed_decode.
+  set(explain_plugins "")
+  foreach(bug drops-fifth-key ignores-inf-sink ignores-q-strides wrong-last-chunk)
+    math(EXPR bug_id "${bug_id} + 1")
+    string(REPLACE "-" "_" ident ${bug})
+    add_library(kparity_test_planted_${ident} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_external/plugins/planted_impl.cpp)
+    target_include_directories(kparity_test_planted_${ident} PRIVATE ${PROJECT_SOURCE_DIR}/abi/include ${KPARITY_DLPACK_INCLUDE_DIR})
+    target_compile_definitions(kparity_test_planted_${ident} PRIVATE KPARITY_TEST_BUG=${bug_id} KPARITY_TEST_BUG_NAME="${bug}")
+    set_target_properties(kparity_test_planted_${ident} PROPERTIES CXX_VISIBILITY_PRESET hidden)
+    add_dependencies(test_fuzz_external kparity_test_planted_${ident})
+    list(APPEND explain_plugins "{\"${bug}\", \"$<TARGET_FILE:kparity_test_planted_${ident}>\"}")
+  endforeach()
+  list(JOIN explain_plugins ", " explain_plugins)
   target_compile_definitions(test_fuzz_external PRIVATE
-                             KPARITY_TEST_EXPLAIN_PLUGIN="$<TARGET_FILE:kparity_test_planted_drops_fifth_key>")
+                             KPARITY_TEST_EXPLAIN_PLUGIN="$<TARGET_FILE:kparity_test_planted_drops_fifth_key>"
+                             "KPARITY_TEST_EXPLAIN_PLUGINS={${explain_plugins}}")
   target_compile_definitions(test_fuzz_external PRIVATE "KPARITY_TEST_PLANTED_PLUGINS={${planted}}"
                              KPARITY_EXAMPLE_CPU_IMPL="$<TARGET_FILE:kparity_example_cpu_impl>")
   add_dependencies(test_fuzz_external kparity_example_cpu_impl)

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "kparity/fuzz/backends/findings.hpp"
 #include "kparity/fuzz/backends/implementation.hpp"
@@ -241,28 +242,84 @@ TEST(Explain, KdaLastChunkSlipIsLocatedInTheProvenance) {
   EXPECT_GE(located, 1) << "no captured call with several chunks failed the planted slip";
 }
 
-#if defined(KPARITY_CLI_PATH) && defined(KPARITY_TEST_EXPLAIN_PLUGIN)
-// Through the C ABI: `kparity fuzz --impl` on the example CPU plugin with the key slip planted.
-TEST(ExplainCli, APluginsKeySlipIsOneFindingThatNeedsFiveKeys) {
-  const auto dir = std::filesystem::temp_directory_path() / "kparity-explain-cli";
+#if defined(KPARITY_CLI_PATH) && defined(KPARITY_TEST_EXPLAIN_PLUGINS)
+// Through the C ABI: `kparity fuzz --impl` on the example CPU plugin with one slip planted
+// (tests/fuzz_external/plugins/planted_impl.cpp, bugs 7-10), each in a child process per call.
+struct CliRun {
+  int status = 0;
+  std::string out;
+  nlohmann::json findings;  // the property's findings in the JSON report
+};
+
+CliRun run_plugin(const std::string& bug, const std::string& op, int cases) {
+  const std::map<std::string, std::string> plugins = KPARITY_TEST_EXPLAIN_PLUGINS;
+  const auto dir = std::filesystem::temp_directory_path() / ("kparity-explain-cli-" + bug);
   std::filesystem::remove_all(dir);
   const auto report = dir / "report.json";
-  const auto [status, out] = test::fuzz_cli(std::string("--impl ") + KPARITY_TEST_EXPLAIN_PLUGIN +
-                                            " --op sparse/paged_decode --property sparse/paged_decode/differential/planted-drops-fifth-key"
-                                            " --cases 300 --seed 41 --explain-seconds 5 --corpus " + dir.string() +
-                                            " --report " + report.string());
-  EXPECT_EQ(status, 1) << out;
-  EXPECT_NE(out.find("explain: needs keys >= 5 (passes with 4"), std::string::npos) << out;
+  CliRun r;
+  std::tie(r.status, r.out) = test::fuzz_cli("--impl " + plugins.at(bug) + " --op " + op + " --property " + op +
+                                             "/differential/planted-" + bug + " --cases " + std::to_string(cases) +
+                                             " --seed 41 --explain-seconds 5 --corpus " + dir.string() +
+                                             " --report " + report.string());
   std::ifstream f(report);
-  const auto j = nlohmann::json::parse(f);
-  const auto& findings = j.at("properties").at(0).at("findings");
-  ASSERT_EQ(findings.size(), 1u) << out;
-  const auto& needed = findings.at(0).at("explain").at("needed");
-  ASSERT_EQ(needed.size(), 1u) << out;
+  if (f) r.findings = nlohmann::json::parse(f).at("properties").at(0).at("findings");
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+std::set<std::string> names(const nlohmann::json& knobs) {
+  std::set<std::string> s;
+  for (const auto& k : knobs) s.insert(k.at("name").get<std::string>());
+  return s;
+}
+
+TEST(ExplainCli, APluginsKeySlipIsOneFindingThatNeedsFiveKeys) {
+  const CliRun r = run_plugin("drops-fifth-key", "sparse/paged_decode", 300);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("explain: needs keys >= 5 (passes with 4"), std::string::npos) << r.out;
+  ASSERT_EQ(r.findings.size(), 1u) << r.out;
+  const auto& needed = r.findings.at(0).at("explain").at("needed");
+  ASSERT_EQ(needed.size(), 1u) << r.out;
   EXPECT_EQ(needed.at(0).at("name"), "keys");
   EXPECT_EQ(needed.at(0).at("nearest_pass"), "4");
-  EXPECT_EQ(findings.at(0).at("message").get<std::string>().find("unsigned long"), std::string::npos);
-  std::filesystem::remove_all(dir);
+  for (const char* free : {"H", "D", "T", "dtype"})
+    EXPECT_TRUE(names(r.findings.at(0).at("explain").at("free")).count(free)) << free << "\n" << r.out;
+  EXPECT_EQ(r.findings.at(0).at("message").get<std::string>().find("unsigned long"), std::string::npos);
+}
+
+TEST(ExplainCli, APluginsInfSinkSlipNeedsTheSinkAndNoShape) {
+  const CliRun r = run_plugin("ignores-inf-sink", "sparse/paged_decode", 400);
+  EXPECT_EQ(r.status, 1) << r.out;
+  ASSERT_EQ(r.findings.size(), 1u) << r.out;
+  const auto& e = r.findings.at(0).at("explain");
+  EXPECT_EQ(names(e.at("needed")), std::set<std::string>{"sink"}) << r.out;
+  EXPECT_EQ(e.at("needed").at(0).at("value"), "+inf");
+  for (const char* free : {"H", "D", "T"}) EXPECT_TRUE(names(e.at("free")).count(free)) << free << "\n" << r.out;
+}
+
+TEST(ExplainCli, APluginsStridedOnlySlipNeedsTheLayoutOfQ) {
+  const CliRun r = run_plugin("ignores-q-strides", "sparse/paged_decode", 300);
+  EXPECT_EQ(r.status, 1) << r.out;
+  ASSERT_EQ(r.findings.size(), 1u) << r.out;
+  const auto needed = names(r.findings.at(0).at("explain").at("needed"));
+  EXPECT_TRUE(needed.count("q layout")) << r.out;
+  for (const char* free : {"keys", "H", "D", "dtype", "sink"}) EXPECT_FALSE(needed.count(free)) << free << "\n" << r.out;
+}
+
+// kda/recurrent whose last 64-token chunk of each sequence is wrong: the shrunk call has one token
+// (its own last chunk); the explain step lengthens the sequences and locates the bad elements there.
+TEST(ExplainCli, APluginsLastChunkSlipIsLocatedInTheLastChunk) {
+  const CliRun r = run_plugin("wrong-last-chunk", "kda/recurrent", 30);
+  EXPECT_EQ(r.status, 1) << r.out;
+  ASSERT_EQ(r.findings.size(), 1u) << r.out;
+  const auto& e = r.findings.at(0).at("explain");
+  ASSERT_TRUE(e.at("provenance").contains("at")) << e.dump(1);
+  const auto& at = e.at("provenance").at("at");
+  EXPECT_EQ(at.at("knob"), "seqlens");
+  EXPECT_TRUE(at.at("provenance").at("only_last_chunk").get<bool>()) << at.dump(1);
+  EXPECT_NE(e.at("first_bad").get<std::string>().find("only the last chunk of each sequence"), std::string::npos)
+      << e.at("first_bad");
+  EXPECT_TRUE(names(e.at("free")).count("seqlens")) << r.out;
 }
 #endif
 

@@ -256,6 +256,27 @@ nlohmann::json Explanation::to_json() const {
   return j;
 }
 
+namespace {
+
+// The bad elements of a failing variant (Knob::locate), beside the shrunk call's: provenance "at"
+// {knob, value, provenance}, and its "where" appended to the first-bad line.
+void locate_variant(Explanation& ex, const std::string& knob, const std::string& value, const Call& variant,
+                    const CallVerdict& v) {
+  if (!ex.provenance.is_object() || ex.provenance.contains("at")) return;
+  std::string line;
+  nlohmann::json p;
+  try {
+    p = provenance(variant, v, line);
+  } catch (const std::exception&) {
+    return;  // the shrunk call's provenance stands alone
+  }
+  if (!p.is_object()) return;
+  ex.provenance["at"] = {{"knob", knob}, {"value", value}, {"provenance", p}};
+  ex.first_bad += fmt::format("; with {} {}: {}", knob, value, p.value("where", std::string("?")));
+}
+
+}  // namespace
+
 Explanation explain_finding(const Call& shrunk, const FindingSignature& failure, const CallCheck& check,
                             const ExplainOptions& options, std::uint64_t seed) {
   Explanation ex;
@@ -335,6 +356,7 @@ Explanation explain_finding(const Call& shrunk, const FindingSignature& failure,
         else if (!v.failed) tried.outcome = "passes";
         else if (same_failure(v, failure)) tried.outcome = "fails";
         else tried.outcome = "fails otherwise: " + display(v);
+        if (knobs[i].locate && tried.outcome == "fails" && v.oracle) locate_variant(ex, knobs[i].name, t.value, *variant, v);
       }
       outcome[i][*pick] = tried.outcome;
       ex.knobs[i].tried.push_back(tried);

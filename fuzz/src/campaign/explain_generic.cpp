@@ -121,7 +121,9 @@ std::vector<Knob> knobs_for(const Call& call, std::uint64_t seed, const nlohmann
     focus.tensor = provenance.value("tensor", std::string());
   }
   if (call.op.rfind("sparse/", 0) == 0) return explain_detail::sparse_knobs(call, seed, focus);
-  return explain_detail::generic_knobs(call, seed, focus);
+  std::vector<Knob> knobs = explain_detail::kda_sequence_knobs(call, seed, focus);
+  for (auto& k : explain_detail::generic_knobs(call, seed, focus)) knobs.push_back(std::move(k));
+  return knobs;
 }
 
 }  // namespace kparity::fuzz

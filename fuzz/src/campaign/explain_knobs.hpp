@@ -20,5 +20,7 @@ std::string describe_variant(const std::string& base);
 std::vector<Knob> sparse_knobs(const Call& call, std::uint64_t seed, const Focus& focus);
 // Any op (explain_generic.cpp): the layout of every input tensor, special values present or not.
 std::vector<Knob> generic_knobs(const Call& call, std::uint64_t seed, const Focus& focus);
+// kda/recurrent and kda/chunk (explain_kda.cpp): every sequence lengthened past several chunks.
+std::vector<Knob> kda_sequence_knobs(const Call& call, std::uint64_t seed, const Focus& focus);
 
 }  // namespace kparity::fuzz::explain_detail

@@ -137,6 +137,8 @@ nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& l
       lead *= b.size(a);
       block = n / std::max<I>(lead, 1);
     }
+    // A first axis longer than kMaxBlocks (a lengthened KDA sequence): blocks of several of its rows.
+    if (lead == 1 && b.rank > 0 && b.size(0) > 0) block = (b.size(0) + kMaxBlocks - 1) / kMaxBlocks * (n / b.size(0));
   }
   // Judges elements [from, to) replaced by the backend's at once: true when none of them is bad.
   I judges = 0;
@@ -227,12 +229,14 @@ nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& l
     p["position"] = sp.pos;
     p["sequence_length"] = sp.len;
     line += fmt::format(" (sequence {}, position {} of {}, head {}", sp.seq, sp.pos, sp.len, batched ? first[2] : first[1]);
-    if (op == "kda/chunk") {
+    {
+      // kda/recurrent has no chunks of its own: counted in chunk_kda's default 64 tokens, the
+      // chunks a chunked implementation of it (fla's chunk_kda) works in.
       const I cs = chunk_size(call), ck = sp.pos / cs, last = sp.len > 0 ? (sp.len - 1) / cs : 0;
       p["chunk"] = ck;
       p["chunk_size"] = cs;
       p["last_chunk"] = ck == last;
-      line += fmt::format(", chunk {} of {} (size {})", ck, last + 1, cs);
+      line += fmt::format(", chunk {} of {} (size {}{})", ck, last + 1, cs, op == "kda/chunk" ? "" : ", chunk_kda's");
       bool only_last = true, only_first = true;
       std::set<I> seqs;
       for (const auto& i : bad) {
@@ -248,9 +252,7 @@ nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& l
               : only_first && only_last   ? "sequences of one chunk"
                                           : "several chunks";
       where += fmt::format(", {} of {} sequences", seqs.size(),
-                           call.tensors.count("cu_seqlens") ? call.at("cu_seqlens").view().numel() - 1 : b.size(0));
-    } else {
-      where = spread(distinct(batched ? 1 : 0), b.size(batched ? 1 : 0), "tokens");
+                           call.tensors.count("cu_seqlens") ? call.at("cu_seqlens").view().numel() - 1 : batched ? b.size(0) : 1);
     }
     line += ")";
     where += ", " + spread(distinct(batched ? 2 : 1), b.size(batched ? 2 : 1), "heads");

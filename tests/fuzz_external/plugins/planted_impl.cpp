@@ -19,7 +19,10 @@ enum Bug {
   timed_out,
   rejected_valid_call,
   not_deterministic,
-  drops_fifth_key,  // sparse/paged_decode: the last key of a token with five or more left out (issue 33)
+  drops_fifth_key,    // sparse/paged_decode: the last key of a token with five or more left out (issue 33)
+  ignores_inf_sink,   // sparse/paged_decode: a +inf sink read as -inf (no sink)
+  ignores_q_strides,  // sparse/paged_decode: q read as compact from its first element
+  wrong_last_chunk,   // kda/recurrent: the outputs of each sequence's last 64-token chunk 1/16 too large
 };
 
 const kparity_impl_info kPlantedInfo{KPARITY_IMPL_ABI_VERSION, "planted-" KPARITY_TEST_BUG_NAME, kDLCPU};
@@ -63,6 +66,33 @@ KPARITY_IMPL_EXPORT int kparity_impl_kda_packed_decode KPARITY_IMPL_KDA_PACKED_D
 }
 
 KPARITY_IMPL_EXPORT int kparity_impl_sparse_paged_decode KPARITY_IMPL_SPARSE_PAGED_DECODE_PARAMS {
+  if (KPARITY_TEST_BUG == ignores_inf_sink && attn_sink) {
+    // The sink copied to fp32 with every +inf made -inf: a kernel that folds the sink in as
+    // exp(sink - m) and takes +inf for "no sink".
+    const View S(attn_sink);
+    std::vector<float> vals(static_cast<std::size_t>(S.size(0)));
+    for (I h = 0; h < S.size(0); ++h) {
+      const float x = S.ld(S.off({h}));
+      vals[static_cast<std::size_t>(h)] = x == INFINITY ? -INFINITY : x;
+    }
+    std::int64_t shape = S.size(0), stride = 1;
+    DLTensor copy = *attn_sink;
+    copy.data = vals.data();
+    copy.byte_offset = 0;
+    copy.dtype = DLDataType{kDLFloat, 32, 1};
+    copy.shape = &shape;
+    copy.strides = &stride;
+    return paged_decode(q, unified_kv, kv_indices, kv_indptr, &copy, softmax_scale, return_lse, out, lse, ctx);
+  }
+  if (KPARITY_TEST_BUG == ignores_q_strides) {
+    // q's strides replaced by the compact ones: a kernel handed the pointer and the shape only.
+    std::vector<std::int64_t> compact(static_cast<std::size_t>(q->ndim));
+    std::int64_t st = 1;
+    for (int d = q->ndim - 1; d >= 0; --d) compact[static_cast<std::size_t>(d)] = st, st *= q->shape[d];
+    DLTensor copy = *q;
+    copy.strides = compact.data();
+    return paged_decode(&copy, unified_kv, kv_indices, kv_indptr, attn_sink, softmax_scale, return_lse, out, lse, ctx);
+  }
   if (KPARITY_TEST_BUG != drops_fifth_key)
     return paged_decode(q, unified_kv, kv_indices, kv_indptr, attn_sink, softmax_scale, return_lse, out, lse, ctx);
   // A key loop whose tile of four is handled and whose remainder is not: the example's own loop,
@@ -79,5 +109,29 @@ KPARITY_IMPL_EXPORT int kparity_impl_sparse_paged_decode KPARITY_IMPL_SPARSE_PAG
   }
   return KPARITY_IMPL_OK;
 }
+
+#if KPARITY_TEST_BUG == 10  // wrong_last_chunk: the only variant that exports kda/recurrent
+KPARITY_IMPL_EXPORT int kparity_impl_kda_recurrent KPARITY_IMPL_KDA_RECURRENT_PARAMS {
+  const int st = recurrent(q, k, v, g, beta, scale, initial_state, use_qk_l2norm_in_kernel, cu_seqlens, a, dt_bias,
+                           A_log, lower_bound, beta_is_logits, out, final_state, ctx);
+  if (st != KPARITY_IMPL_OK) return st;
+  // A chunked implementation whose tail chunk (the last 64 tokens or fewer of each sequence) is
+  // scaled by a stale factor: out 1/16 too large there, the state right.
+  const View O(out), cu(cu_seqlens);
+  std::vector<I> bounds{0, O.size(0)};
+  if (cu) {
+    bounds.resize(static_cast<std::size_t>(cu.size(0)));
+    for (I n = 0; n < cu.size(0); ++n) bounds[static_cast<std::size_t>(n)] = cu.ldi(cu.off({n}));
+  }
+  for (std::size_t n = 0; n + 1 < bounds.size(); ++n) {
+    const I b = bounds[n], e = bounds[n + 1];
+    if (e <= b) continue;
+    for (I t = b + (e - 1 - b) / 64 * 64; t < e; ++t)
+      for (I h = 0; h < O.size(1); ++h)
+        for (I j = 0; j < O.size(2); ++j) O.st(O.off({t, h, j}), O.ld(O.off({t, h, j})) * (1.f + 1.f / 16));
+  }
+  return KPARITY_IMPL_OK;
+}
+#endif
 
 }  // extern "C"

@@ -55,6 +55,9 @@ struct Knob {
   bool ordered = false;  // numeric: the explanation says "keys >= 5" when the passing values lie on one side
   double numeric = 0;    // the shrunk call's value when ordered
   std::vector<Trial> trials;
+  // The first variant of this knob that fails the same way is located too (provenance "at"): a
+  // longer KDA sequence shows which chunk of it goes bad, which the shrunk call's one token cannot.
+  bool locate = false;
 };
 
 // The knobs of an op's call (explain_sparse.cpp; explain_generic.cpp for the others), around the
