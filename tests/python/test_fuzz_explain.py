@@ -62,6 +62,19 @@ def test_a_strided_only_slip_needs_the_layout_of_q(tmp_path) -> None:
     assert not needed & {"keys", "H", "D", "dtype", "sink"}, report.summary()
 
 
+def test_a_last_chunk_slip_is_located_in_the_last_chunk(tmp_path) -> None:
+    # The shrunk call has one token, its own last chunk; the explain step lengthens the sequences
+    # (the seqlens knob) and locates the bad elements on that call too.
+    report = run(*pf.WRONG_LAST_CHUNK, tmp_path, cases=30)
+    [p] = report.properties
+    assert len(p.findings) == 1, report.summary()
+    [f] = p.findings
+    at = f.explain["provenance"]["at"]
+    assert at["knob"] == "seqlens" and at["provenance"]["only_last_chunk"], f.explain
+    assert "only the last chunk of each sequence" in f.explain["first_bad"], f.explain["first_bad"]
+    assert "seqlens" in {k["name"] for k in f.explain["free"]}, report.summary()
+
+
 def test_the_pytest_plugin_prints_the_explanation(tmp_path: Path) -> None:
     (tmp_path / "test_slip.py").write_text(textwrap.dedent("""
         from kparity.testing.impls import planted_findings as pf

@@ -11,6 +11,8 @@ plain PyTorch and says what it gets wrong.
 * ``crashes_below_d16``: sparse/paged_decode behind a Triton-like compile error for D < 16.
 * ``REJECTS_STRIDED_Q_AND_DEDUPES``: sparse/paged_decode that insists on a contiguous q (its own
   ValueError, which upstream does not raise) and, inside that domain, drops duplicate rows.
+* One slip each, for the explain step (issue 33): ``DROPS_FIFTH_KEY``, ``IGNORES_INF_SINK``,
+  ``IGNORES_Q_STRIDES`` (sparse/paged_decode) and ``WRONG_LAST_CHUNK`` (kda/recurrent).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Any, Callable
 import torch
 
 
-from . import sparse
+from . import kda, sparse
 
 LOG2E = 1.4426950408889634
 
@@ -145,3 +147,21 @@ def ignores_q_strides(*args: Any, **kwargs: Any) -> Any:
 DROPS_FIFTH_KEY = ("sparse/paged_decode", drops_fifth_key)
 IGNORES_INF_SINK = ("sparse/paged_decode", ignores_inf_sink)
 IGNORES_Q_STRIDES = ("sparse/paged_decode", ignores_q_strides)
+
+
+@functools.wraps(kda.recurrent)
+def wrong_last_chunk(*args: Any, **kwargs: Any) -> Any:
+    """A chunked kda/recurrent whose tail chunk (the last 64 tokens or fewer of each sequence) is
+    scaled by a stale factor: ``out`` 1/16 too large there, everything else and the state right."""
+    a = _args(kda.recurrent, args, kwargs).arguments
+    out, final = kda.recurrent(**a)
+    T = out.shape[0]
+    cu = a["cu_seqlens"].reshape(-1).tolist() if a["cu_seqlens"] is not None else [0, T]
+    for b, e in zip(cu[:-1], cu[1:]):
+        if e > b:
+            tail = b + (e - 1 - b) // 64 * 64
+            out[tail:e] = (out[tail:e].float() * (1 + 1 / 16)).to(out.dtype)
+    return out, final
+
+
+WRONG_LAST_CHUNK = ("kda/recurrent", wrong_last_chunk)
