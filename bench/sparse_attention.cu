@@ -35,7 +35,7 @@ namespace {
     }                                                                                  \
   } while (0)
 
-std::string out_md, check_md, peer_md;
+std::string out_md, check_md, peer_md, decode_md;
 kparity::bench::PeerFigures peers;
 
 void note_peer(const std::string& key) {
@@ -290,11 +290,14 @@ void bench_decode(int T, int H, double gemm, double copy) {
   a.attn_sink = dview(sink.p, DType::f32, {H});
   a.softmax_scale = 1.0 / std::sqrt(double(kD));
   a.out = dview(out.p, DType::bf16, {T, H, kD});
-  // (kv_splits, kernel variant, LaunchOptions::decode_variant, label); at T <= 8 also forced split
-  // counts through the small-batch path, so one device call shows where the automatic choice sits.
+  // (kv_splits, kernel variant, LaunchOptions::decode_variant, label[, head tile, gather]); at T <= 8
+  // also forced split counts through the small-batch path, so one device call shows where the
+  // automatic choice sits. Variant 3 (the small-T kernel, decode_small_kernel.cuh) with its automatic
+  // head group and splits under both gathers at every T, and at T <= 8 each head group forced.
   struct Cfg {
     int splits, variant, decode;
     std::string label;
+    int ht = 0, gather = 0;
   };
   std::vector<Cfg> cfgs = {{1, 2, 1, "64, 1 split, wgmma"},
                            {0, 2, 1, "64, auto split, wgmma"},
@@ -302,19 +305,53 @@ void bench_decode(int T, int H, double gemm, double copy) {
                            {0, 1, 2, "64, auto split, mma.sync, v2"}};
   if (T <= 8)
     for (int sp : {4, 8, 16, 32}) cfgs.push_back({sp, 2, 2, "64, " + std::to_string(sp) + " splits, wgmma, v2"});
+  for (int gather : {1, 2}) {
+    const std::string gn = gather == 1 ? "cp.async" : "bulk";
+    cfgs.push_back({0, 3, 2, "small-T, auto group + split, " + gn, 0, gather});
+    if (T <= 8)
+      for (int ht : {16, 32})
+        cfgs.push_back({0, 3, 2, "small-T, " + std::to_string(ht) + " heads, auto split, " + gn, ht, gather});
+  }
+  const auto tuning = [](const Cfg& c) {
+    return kparity::kernels::sparse::SparseTuning{.head_tile = c.ht, .kv_splits = c.splits, .variant = c.variant,
+                                                  .decode_gather = c.gather};
+  };
   std::size_t wsb = 0;
-  for (const Cfg& c : cfgs)
-    wsb = std::max(wsb, kparity::kernels::sparse::paged_decode_workspace_bytes(a, {.kv_splits = c.splits, .variant = c.variant}));
+  for (const Cfg& c : cfgs) wsb = std::max(wsb, kparity::kernels::sparse::paged_decode_workspace_bytes(a, tuning(c)));
   Dev ws(std::max<std::size_t>(wsb, 16));
   kparity::kernels::sparse::DecodeWorkspace w{wsb ? ws.p : nullptr, wsb};
+  std::vector<std::uint16_t> ref_out(std::size_t(T) * H * kD), got_out(ref_out.size());
+  const auto f32 = [](std::uint16_t b) {
+    const std::uint32_t u = std::uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return double(f);
+  };
   for (const Cfg& cv : cfgs) {
-    kparity::kernels::sparse::SparseTuning tu{.kv_splits = cv.splits, .variant = cv.variant};
+    const kparity::kernels::sparse::SparseTuning tu = tuning(cv);
     kparity::kernels::LaunchOptions o{};
     o.decode_variant = cv.decode;
+    CK(cudaMemset(out.p, 0xff, std::size_t(T) * H * kD * 2));  // poisoned: the cross-check below reads what this call wrote
     kparity::Status s = kparity::kernels::sparse::paged_decode(a, nullptr, o, w, tu);
     if (!s.ok()) {
       std::fprintf(stderr, "decode failed: %s\n", s.first_error()->message.c_str());
       std::exit(1);
+    }
+    CK(cudaDeviceSynchronize());
+    // The first row (the wgmma single pass) is the reference of the others' relative difference.
+    std::vector<std::uint16_t>& dst = &cv == &cfgs.front() ? ref_out : got_out;
+    CK(cudaMemcpy(dst.data(), out.p, dst.size() * 2, cudaMemcpyDeviceToHost));
+    if (&cv != &cfgs.front()) {
+      double num = 0, den = 0;
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < dst.size(); ++i) {
+        const double x = f32(got_out[i]), y = f32(ref_out[i]);
+        if (!std::isfinite(x) || !std::isfinite(y)) ++bad;
+        else num += (x - y) * (x - y), den += y * y;
+      }
+      char line[256];
+      std::snprintf(line, sizeof line, "%.2e (%zu non-finite)", std::sqrt(num / std::max(den, 1e-300)), bad);
+      decode_md += "H = " + std::to_string(H) + ", T = " + std::to_string(T) + ", " + cv.label + ": " + line + "\n";
     }
     const float ms = time_ms([&] { (void)kparity::kernels::sparse::paged_decode(a, nullptr, o, w, tu); }, 3, 20);
     const double graph_us = decode_graph_us(a, w, tu, o);
@@ -358,11 +395,15 @@ int main(int argc, char** argv) {
   emit("\nms: mean of back-to-back launches (prefill 10, decode 20: eager); graph us: per call, CUDA-graph replay of "
        "10 decode calls, median of 50. Decode rows' TFLOP/s and gather TB/s are over graph us (the roofline: the "
        "gathered rows against the copy rate). v2: LaunchOptions::decode_variant 2 (PDL launches, the wide split-K "
-       "combine, combine_kernel.cuh); other decode rows variant 1. peer / kparity > 1: kparity is faster; prefill "
+       "combine, combine_kernel.cuh); other decode rows variant 1. small-T: SparseTuning::variant 3 (the 16/32-head "
+       "decode kernel, decode_small_kernel.cuh; KV gather by 16-byte cp.async or one bulk copy per row). peer / kparity > 1: kparity is faster; prefill "
        "against ms, decode against graph us (the peers' own timing, below).\n");
   if (!peer_md.empty()) emit("Peers:\n%s", peer_md.c_str());
   emit("\nFull-shape cross-check of the two 64-head prefill kernels (bf16 outputs, poisoned before each):\n%s",
        check_md.c_str());
+  emit("\nDecode cross-check, ||row - wgmma 1 split|| / ||wgmma 1 split|| over the bf16 outputs of each decode row "
+       "(poisoned before each; bf16 rounding of two accumulation orders: about 1e-3 expected):\n%s",
+       decode_md.c_str());
   if (!md_path.empty()) {
     FILE* f = std::fopen(md_path.c_str(), "w");
     if (f) std::fputs(out_md.c_str(), f), std::fclose(f);

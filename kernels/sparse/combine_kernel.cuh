@@ -11,8 +11,9 @@
 //  - sparse_combine_kernel<T, false>: one thread per channel, the splits' partials loaded one after another
 //    (8 in flight per thread). Latency-bound when splits are many: 2026-12-01, T = 1, 128 splits:
 //    61 us of which most is this loop (4 KiB in flight per SM).
-//  - sparse_combine_kernel<T, true> (LaunchOptions::decode_variant 2): one thread per 4 channels, the
-//    float4 partials of kCombineBatch splits in flight before the first is used.
+//  - sparse_combine_kernel<T, true> (LaunchOptions::decode_variant 2, and the small-T decode kernel):
+//    one thread per 4 channels, the float4 partials of kCombineBatch splits in flight before the first
+//    is used, the first batch issued before the weights (one memory round trip for both).
 #include <cfloat>
 
 #include "common/pdl.cuh"
@@ -69,10 +70,10 @@ __global__ void __launch_bounds__(kCombineThreads) sparse_combine_kernel(const A
   __shared__ float stat[3];
   const long long th = blockIdx.x, t = th / p.H, h = th % p.H;
   const int S = static_cast<int>(p.splits);
-  const dev::RowFinal f = dev::combine_weights(p, t, h, w, red, stat);
   const long long D = p.D;
   T* out = static_cast<T*>(p.out) + t * p.out_st + h * p.out_sh;
   if constexpr (!kWide) {
+    const dev::RowFinal f = dev::combine_weights(p, t, h, w, red, stat);
     for (long long d = threadIdx.x; d < D; d += blockDim.x) {
       float acc = 0.f;
 #pragma unroll 8
@@ -85,19 +86,28 @@ __global__ void __launch_bounds__(kCombineThreads) sparse_combine_kernel(const A
     // 16-byte loads: the workspace is 16-byte aligned (the launcher checks) and D % 4 == 0 keeps
     // every row and channel quadruple on a 16-byte boundary.
     const bool vec4 = (D & 3) == 0;
-    for (long long d0 = 4LL * threadIdx.x; d0 < D; d0 += 4LL * kCombineThreads) {
+    const auto load = [&](long long d0, int s) {
+      const float* src = row + s * split_step + d0;
+      if (s >= S) return make_float4(0.f, 0.f, 0.f, 0.f);
+      if (vec4) return *reinterpret_cast<const float4*>(src);
+      // d0 < D; channels past D are read as 0 and never stored
+      return make_float4(src[0], d0 + 1 < D ? src[1] : 0.f, d0 + 2 < D ? src[2] : 0.f, d0 + 3 < D ? src[3] : 0.f);
+    };
+    // The first batch of the thread's first quadruple is loaded before the weights, so those loads
+    // and the (max, sum) loads share one memory round trip (D <= 512: one quadruple per thread).
+    float4 v[kCombineBatch];
+    const long long first = 4LL * threadIdx.x;
+    if (first < D) {
+#pragma unroll
+      for (int k = 0; k < kCombineBatch; ++k) v[k] = load(first, k);
+    }
+    const dev::RowFinal f = dev::combine_weights(p, t, h, w, red, stat);
+    for (long long d0 = first; d0 < D; d0 += 4LL * kCombineThreads) {
       float acc[4] = {0.f, 0.f, 0.f, 0.f};
       for (int s0 = 0; s0 < S; s0 += kCombineBatch) {
-        float4 v[kCombineBatch];
+        if (s0 > 0 || d0 != first) {
 #pragma unroll
-        for (int k = 0; k < kCombineBatch; ++k) {
-          const float* src = row + (s0 + k) * split_step + d0;
-          if (s0 + k >= S)
-            v[k] = make_float4(0.f, 0.f, 0.f, 0.f);
-          else if (vec4)
-            v[k] = *reinterpret_cast<const float4*>(src);
-          else  // d0 < D; channels past D are read as 0 and never stored
-            v[k] = make_float4(src[0], d0 + 1 < D ? src[1] : 0.f, d0 + 2 < D ? src[2] : 0.f, d0 + 3 < D ? src[3] : 0.f);
+          for (int k = 0; k < kCombineBatch; ++k) v[k] = load(d0, s0 + k);
         }
 #pragma unroll
         for (int k = 0; k < kCombineBatch; ++k) {

@@ -25,6 +25,14 @@ inline constexpr int kMaxD = 512;  // the largest dp: D up to this
 // p.vec_q and p.vec_kv). pdl: launched with programmatic dependent launch (common/pdl.cuh).
 DispatchResult launch_attn_bf16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream, bool pdl);
 DispatchResult launch_attn_f16(const AttnParams& p, int dp, int ht, int wg, cudaStream_t stream, bool pdl);
+// The small-T decode kernel (decode_small_kernel.cuh, SparseTuning::variant 3): head groups of 16
+// or 32 heads, D padded to 512, 16-byte KV rows; the KV gather by 16-byte cp.async or one bulk copy
+// per row.
+inline constexpr int kGatherCpAsync = 1, kGatherBulk = 2;
+constexpr bool supported_small_group(int hg) { return hg == 16 || hg == 32; }
+inline constexpr std::string_view kSmallTilesText = "16 or 32 under variant 3";
+DispatchResult launch_small_bf16(const AttnParams& p, int hg, int gather, cudaStream_t stream, bool pdl);
+DispatchResult launch_small_f16(const AttnParams& p, int hg, int gather, cudaStream_t stream, bool pdl);
 // wide: sparse_combine_kernel<T, true> launched with PDL, else <T, false> (combine_kernel.cuh).
 DispatchResult launch_combine_bf16(const AttnParams& p, cudaStream_t stream, bool wide);
 DispatchResult launch_combine_f16(const AttnParams& p, cudaStream_t stream, bool wide);

@@ -2,6 +2,9 @@
 // list when T * ceil(H / head_tile) leaves SMs idle and the caller gave a workspace. Under
 // LaunchOptions::decode_variant 2 both kernels go out with PDL, the partials as 8-byte pairs and the
 // combine through the wide kernel (combine_kernel.cuh): the same bits as the established path.
+// SparseTuning::variant 3 (and auto at small T * H when KPARITY_SPARSE_SMALL_DECODE enables it) takes
+// the small-T kernel instead (decode_small_kernel.cuh; head group and splits in decode_small_plan.cpp),
+// always with PDL and the wide combine.
 #include <algorithm>
 #include <climits>
 #include <vector>
@@ -9,6 +12,8 @@
 #include "common/align.hpp"
 #include "kparity/diagnostics/catalog_ids.hpp"
 #include "kparity/kernels/sparse.hpp"
+#include "sparse/decode_small_plan.hpp"
+#include "sparse/dispatch.hpp"
 #include "sparse/prepare.hpp"
 #include "src/launch_util.hpp"
 
@@ -57,12 +62,39 @@ std::size_t ml_offset(const AttnParams& p) {
 std::size_t bytes_for(const AttnParams& p) {
   return ml_offset(p) + static_cast<std::size_t>(p.splits * p.T * p.H * 2) * sizeof(float);
 }
+
+
+// The plan of a decode call: the small-T kernel (variant 3, or auto where small_decode_auto says so)
+// or the 64-head kernels with their split count.
+Status plan_decode(const PagedDecodeArgs& a, const SparseTuning& tu, detail::Plan& plan) {
+  if (tu.variant < 0 || tu.variant > 3)
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "variant", std::to_string(tu.variant),
+                                            "0 (auto), 1 (mma.sync), 2 (wgmma), 3 (small-T decode kernel)");
+  if (tu.decode_gather < 0 || tu.decode_gather > 2)
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "decode_gather", std::to_string(tu.decode_gather),
+                                            "0 (auto), 1 (cp.async), 2 (bulk row copies)");
+  const bool forced = tu.variant == 3;
+  if (forced && tu.head_tile != 0 && !supported_small_group(tu.head_tile))
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "head_tile", std::to_string(tu.head_tile) + " (variant 3)",
+                                            kSmallTilesText);
+  SparseTuning base = tu;
+  if (forced) base.head_tile = 0, base.variant = 1;  // make_plan's checks; the small plan replaces the tile
+  if (Status s = detail::make_plan(kOp, kUnsupportedId, views_of(a), base, plan); !s.ok()) return s;
+  if (forced && !detail::small_decode_fits(plan))
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "variant", "3",
+                                            "3 only with D <= 512 and 16-byte KV rows (D % 8 == 0, contiguous, aligned)");
+  if (forced || (tu.variant == 0 && tu.head_tile == 0 && detail::small_decode_auto(plan))) {
+    detail::make_small_plan(plan, a.kv_indices.numel(), tu);
+    return Status::success();
+  }
+  plan.p.splits = choose_splits(plan, a, tu);
+  return Status::success();
+}
 }  // namespace
 
 std::size_t paged_decode_workspace_bytes(const PagedDecodeArgs& a, const SparseTuning& tu) {
   detail::Plan plan;
-  if (!detail::make_plan(kOp, kUnsupportedId, views_of(a), tu, plan).ok()) return 0;
-  plan.p.splits = choose_splits(plan, a, tu);
+  if (!plan_decode(a, tu, plan).ok()) return 0;
   return plan.p.splits > 1 ? bytes_for(plan.p) : 0;
 }
 
@@ -81,9 +113,8 @@ Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchO
         !s.ok())
       return s;
   detail::Plan plan;
-  if (Status s = detail::make_plan(kOp, kUnsupportedId, views_of(a), tu, plan); !s.ok()) return s;
-  plan.p.splits = choose_splits(plan, a, tu);
-  const bool fast = kernels::detail::fast_decode(o);
+  if (Status s = plan_decode(a, tu, plan); !s.ok()) return s;
+  const bool fast = kernels::detail::fast_decode(o) || plan.wg == 2;
   if (plan.p.splits > 1) {
     const std::size_t need = bytes_for(plan.p);
     if (ws.data == nullptr || ws.bytes < need || !aligned16(ws.data)) {
@@ -91,7 +122,7 @@ Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchO
     } else {
       plan.p.ws_acc = static_cast<float*>(ws.data);
       plan.p.ws_ml = reinterpret_cast<float*>(static_cast<char*>(ws.data) + ml_offset(plan.p));
-      plan.p.ws_vec2 = fast && plan.p.D % 2 == 0;
+      plan.p.ws_vec2 = fast && plan.p.D % 2 == 0;  // the small kernel's plan: D % 8 == 0, so 1
     }
   }
   if (plan.p.T * plan.p.n_head_tiles * plan.p.splits > INT_MAX)  // gridDim.x is at most 2^31 - 1

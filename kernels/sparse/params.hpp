@@ -16,6 +16,8 @@ inline constexpr int kMaxSplits = 128;
 // Keys per tile of the two attention kernels (attn_kernel.cuh kBK, wg_common.cuh kWgBK): a split
 // takes whole tiles, so the decode launcher never makes more splits than a token has tiles.
 inline constexpr int kKeysPerTileMma = 32, kKeysPerTileWg = 64;
+// Keys per tile of the small-T decode kernel (decode_small_kernel.cuh kDsBK).
+inline constexpr int kKeysPerTileSmall = 64;
 
 struct AttnParams {
   const void* q = nullptr;  std::int64_t q_st = 0, q_sh = 0, q_sd = 0;

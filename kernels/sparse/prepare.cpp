@@ -122,8 +122,11 @@ Status launch(std::string_view op, std::string_view id, const Plan& plan, bool b
               const LaunchOptions& o, bool fast) {
   const AttnParams& p = plan.p;
   if (p.T == 0 || p.H == 0) return Status::success();  // empty grid: nothing to launch (AP-S10)
-  const DispatchResult r = bf16 ? launch_attn_bf16(p, plan.dp, plan.ht, plan.wg, stream, fast)
-                                : launch_attn_f16(p, plan.dp, plan.ht, plan.wg, stream, fast);
+  if (plan.wg == 2) fast = true;
+  const DispatchResult r = plan.wg == 2 ? (bf16 ? launch_small_bf16(p, plan.ht, plan.gather, stream, true)
+                                                : launch_small_f16(p, plan.ht, plan.gather, stream, true))
+                           : bf16     ? launch_attn_bf16(p, plan.dp, plan.ht, plan.wg, stream, fast)
+                                      : launch_attn_f16(p, plan.dp, plan.ht, plan.wg, stream, fast);
   if (!r.ok()) return kernels::detail::dispatch_failure(op, id, "launch setup", r);
   if (p.splits > 1) {
     if (Status s = kernels::detail::finish_launch(op, stream, LaunchOptions{o.validate, false}); !s.ok()) return s;

@@ -29,7 +29,8 @@ struct OpViews {
 struct Plan {
   AttnParams p;
   int dp = 0, ht = 0;
-  int wg = 0;  // 0 mma.sync kernel, 1 the wgmma kernel (wg_addr_kernel.cuh)
+  int wg = 0;  // 0 mma.sync kernel, 1 the wgmma kernel (wg_addr_kernel.cuh), 2 the small-T decode kernel
+  int gather = 0;  // wg 2: kGatherCpAsync or kGatherBulk (dispatch.hpp)
 };
 
 // Fills plan.p (splits = 1) after checking everything the kernel relies on; the contract has run.
@@ -39,7 +40,8 @@ Status make_plan(std::string_view op, std::string_view unsupported_id, const OpV
                  Plan& plan);
 
 // Launch the attention kernel (and, when plan.p.splits > 1, the combine kernel). fast (decode's
-// LaunchOptions::decode_variant 2): both launched with PDL and the wide combine kernel.
+// LaunchOptions::decode_variant 2): both launched with PDL and the wide combine kernel. The small-T
+// decode kernel (plan.wg 2) always goes out that way.
 Status launch(std::string_view op, std::string_view unsupported_id, const Plan& plan, bool bf16, cudaStream_t stream,
               const LaunchOptions& o, bool fast = false);
 

@@ -20,13 +20,18 @@ using kparity::sparse::PagedPrefillArgs;
 
 // Optional tile choices (tests pin them for launch-configuration independence, spec AP-S7; 0 = auto).
 struct SparseTuning {
-  int head_tile = 0;  // heads per CTA: 16 (needs D > 64) or 64
+  int head_tile = 0;  // heads per CTA: 16 (needs D > 64) or 64; under variant 3: 16 or 32
   int kv_splits = 0;  // decode only: key-range splits per (token, head tile); 1 disables split-K
   // 0: auto -- the wgmma kernel (2) when D is in (256, 512], the head tile is 64 and q and the KV
   // sources allow 16-byte loads, else the mma.sync kernel; 1: always the mma.sync kernel; 2: the
   // wgmma kernel where it applies (split S, row addresses decoded once per tile, the next gather
-  // issued under the QK wgmma), mma.sync elsewhere.
+  // issued under the QK wgmma), mma.sync elsewhere. 3 (decode only): the small-T decode kernel
+  // (kernels/sparse/decode_small_kernel.cuh: 16- or 32-head groups so T = 1..8 fills the SMs; needs
+  // D <= 512 and 16-byte KV rows), which auto also picks for small T * H when the build option
+  // KPARITY_SPARSE_SMALL_DECODE (or the environment's KPARITY_SPARSE_SMALL_DECODE=1) enables it.
   int variant = 0;
+  // Variant 3's KV gather: 0 auto, 1 16-byte cp.async, 2 one bulk (TMA) copy per selected row.
+  int decode_gather = 0;
 };
 
 // Supported: q/unified_kv/kv/out bf16 or fp16 (one dtype), 1 <= D <= 512, any H and T, any strides
@@ -46,7 +51,8 @@ struct DecodeWorkspace {
 };
 // Bytes paged_decode would use for these shapes on the current device (0: no split-K needed). The
 // split count follows T, H, the SM count and kv_indices' length (never more splits than the mean
-// list has key tiles), so size the workspace with the arguments of the calls it serves.
+// list has key tiles), so size the workspace with the arguments of the calls it serves (and the
+// same tuning and small-decode switch: variant 3 makes its own split counts).
 std::size_t paged_decode_workspace_bytes(const PagedDecodeArgs& args, const SparseTuning& tuning = {});
 
 // Decode: one source, no shift. Negative entries (undefined upstream, F.0 item 2) are skipped like

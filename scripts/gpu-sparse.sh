@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# One device call for sparse/paged_decode at small T (issue 31: the small-T decode kernel,
+# SparseTuning::variant 3, kernels/sparse/decode_small_kernel.cuh) from a bundle packed HERE:
+#   cmake -S . -B build -DKPARITY_CUDA=ON -DCMAKE_BUILD_TYPE=Release ... && cmake --build build -j2 \
+#     --target test_gpu_sparse test_gpu_dispatch bench_sparse && scripts/gpu-pack.sh build
+# then on the device (carry .gpu, and .peers for sglang's decode):  OUT=$OUT scripts/gpu-sparse.sh [phase...]
+#   tests     every sparse GPU test (the small kernel's forced by its tests), then all of them again with
+#             KPARITY_SPARSE_SMALL_DECODE=1 (auto picks the small kernel for T * ceil(H / 64) <= SMs / 2:
+#             the established decode tests through it), and the kernel-dispatch test
+#   sanitize  compute-sanitizer memcheck (leak check) and racecheck on the small kernel's small tests
+#   bench     sglang's Triton decode (bench/peers/run_peers.py --only sparse_decode), then bench_sparse
+#             (prefill, decode at T = 1, 2, 4, 8, 64, 256 and H = 64, 128: the 64-head kernels and the
+#             small-T kernel with both gathers and both head groups, eager and graph replay)
+# Default: all three. $OUT gets gpu-sparse.md (the verdict lines and the decode table),
+# sparse_bench.md, peers.json and gpu-sparse-logs.tar.gz (every log), rewritten after each phase.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/gpu-sparse-out}
+BUILD=${BUILD:-build}
+L=${SPARSE_LOGS:-/tmp/gpu-sparse-logs}
+mkdir -p "$OUT" "$L"
+export KPARITY_EXPECT_GPU=1 PYTHONUNBUFFERED=1
+[ -d "$BUILD/tests" ] || tar -xJf .gpu/bundle.tar.xz
+phases=${*:-tests sanitize bench}
+T=$BUILD/tests/test_gpu_sparse
+SUMMARY=$OUT/gpu-sparse.md
+{ echo "## gpu-sparse, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null; echo; } > "$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+pack() { tar -czf "$OUT/gpu-sparse-logs.tar.gz" -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null; }
+# gtest's verdict lines of a log: the totals and every failed test.
+verdict() { grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|tests? ran" "$1" | head -40; }
+
+SMALL='GpuSparseDecodeSmall.SpecialValuesFollowUpstreamsFinalisation:GpuSparseDecodeSmall.WithoutWorkspaceRunsSinglePass:GpuSparseDecodeSmall.SpecialsAndMaskedKeysInOneSplit:GpuSparseDecodeSmall.RefusesWhatItCannotServe'
+for ph in $phases; do
+  t0=$SECONDS
+  case $ph in
+    tests)
+      timeout 300 "$T" > "$L/tests.log" 2>&1; rc=$?
+      note "### tests (rc $rc, $((SECONDS - t0)) s)"; verdict "$L/tests.log" | tee -a "$SUMMARY"
+      grep -B2 -A14 "Failure$" "$L/tests.log" | head -80 >> "$SUMMARY"
+      t0=$SECONDS
+      KPARITY_SPARSE_SMALL_DECODE=1 timeout 300 "$T" --gtest_filter='GpuSparseDecode*' > "$L/tests-small-auto.log" 2>&1; rc=$?
+      note "### tests with KPARITY_SPARSE_SMALL_DECODE=1 (rc $rc, $((SECONDS - t0)) s)"
+      verdict "$L/tests-small-auto.log" | tee -a "$SUMMARY"
+      grep -B2 -A14 "Failure$" "$L/tests-small-auto.log" | head -60 >> "$SUMMARY"
+      timeout 60 "$BUILD/tests/test_gpu_dispatch" > "$L/dispatch.log" 2>&1
+      note "### dispatch test rc $?"
+      ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        t0=$SECONDS
+        extra=""; [ $tool = memcheck ] && extra="--leak-check full"
+        timeout 280 compute-sanitizer --tool $tool $extra --error-exitcode 9 "$T" --gtest_filter="$SMALL" \
+          > "$L/$tool.log" 2>&1; rc=$?
+        note "### $tool (rc $rc, $((SECONDS - t0)) s)"
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|^\[  (PASSED|FAILED) " "$L/$tool.log" | tail -6 | tee -a "$SUMMARY"
+      done
+      ;;
+    bench)
+      if [ -d .peers ]; then
+        timeout 300 python3 bench/peers/run_peers.py --out "$OUT/peers.json" --peers .peers --logs "$L" \
+          --only sparse_decode > "$L/peers.log" 2>&1
+        note "### peers rc $? ($((SECONDS - t0)) s): $(tail -n1 "$L/peers.log")"
+        export KPARITY_PEERS_JSON=$OUT/peers.json
+      else
+        note "### peers: not run (no .peers carried: scripts/fetch-peers.sh)"
+      fi
+      t0=$SECONDS
+      timeout 400 "$BUILD/bench/bench_sparse" "$OUT/sparse_bench.md" > "$L/bench.log" 2>&1; rc=$?
+      note "### bench_sparse (rc $rc, $((SECONDS - t0)) s): decode rows"
+      grep -E "^\| decode " "$L/bench.log" | awk -F'|' '{printf "|%s|%s|%s|%s|%s|%s|\n", $3, $4, $5, $8, $14, $15}' \
+        | tee -a "$SUMMARY"
+      sed -n '/^Decode cross-check/,$p' "$L/bench.log" | grep -v "e-0[3-9] (0 non-finite)\|^$" | head -40 >> "$SUMMARY"
+      ;;
+    *) note "unknown phase $ph (tests, sanitize, bench)" ;;
+  esac
+  pack
+done

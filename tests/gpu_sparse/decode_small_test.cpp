@@ -1,0 +1,234 @@
+// The small-T sparse/paged_decode kernel (SparseTuning::variant 3, decode_small_kernel.cuh; issue 31):
+// T = 1..8, H = 64 / 128 and off-tile head counts, both head groups (16, 32), both KV gathers
+// (16-byte cp.async, one bulk copy per row), forced and automatic split counts, against the oracle
+// and the faithful bounds of decode_test.cpp (the a-priori recipe of reference/sparse/error_bound.cpp
+// covers this accumulation order: 64-key tiles, D-slice logits summed in slice order). The two gathers
+// move the same bytes into the same places, so their results are equal bit for bit; run-to-run and
+// graph-replay results too (fixed split boundaries and combine order). Special values, masked keys
+// and whole masked splits confined to one split follow upstream's finalisation.
+#include <cmath>
+#include <string>
+
+#include "decode_run.hpp"
+
+namespace kpt {
+namespace {
+
+SparseTuning small(int hg, int splits, int gather) {
+  return SparseTuning{.head_tile = hg, .kv_splits = splits, .variant = 3, .decode_gather = gather};
+}
+
+std::string label(int hg, int splits, int gather) {
+  return "hg=" + std::to_string(hg) + " kv_splits=" + std::to_string(splits) + " gather=" + std::to_string(gather);
+}
+
+// One configuration against the oracle (uniform 2e-2, the split tests' bound) and the faithful bounds.
+void expect_bounded(const Result& r, const Result& ora, const Expect& e, DType dt) {
+  EXPECT_TRUE(within(r.out, ora.out, uniform_bound(ora.out.size(), 2e-2, ora.out, 2e-2)));
+  EXPECT_TRUE(within(r.out, e.out, faithful_out_bound(e, dt)));
+  EXPECT_TRUE(within(r.lse, e.lse, faithful_lse_bound(e)));
+}
+
+// Serving shapes: 512 keys (8 tiles of 64) per token, one token 37 shorter; split counts automatic,
+// single pass (the kernel finalises), 3 (uneven shares), 8 (one tile each) and 16 (half empty).
+TEST(GpuSparseDecodeSmall, ServingShapesBoundedAndGathersBitEqual) {
+  KPARITY_REQUIRE_GPU();
+  std::uint64_t seed = 3500;
+  for (std::int64_t H : {64, 128})
+    for (std::int64_t T : {1, 3, 8}) {
+      const Case c = serving_case(++seed, T, H, 512);
+      const Result ora = run_decode(c, Precision::oracle);
+      const Expect e = closed_form(c);
+      for (int hg : {16, 32})
+        for (int splits : {0, 1, 3, 8, 16}) {
+          SCOPED_TRACE("T=" + std::to_string(T) + " H=" + std::to_string(H) + " " + label(hg, splits, 1));
+          const Result cp = run_decode_with(c, {.tu = small(hg, splits, 1)});
+          const Result bulk = run_decode_with(c, {.tu = small(hg, splits, 2)});
+          expect_bounded(cp, ora, e, c.dt);
+          EXPECT_TRUE(bits_equal(bulk.out, cp.out));
+          EXPECT_TRUE(bits_equal(bulk.lse, cp.lse));
+        }
+    }
+}
+
+// V4's full list (2048 keys) with everything automatic (head group, splits) under both gathers, and
+// the automatic gather at T = 1 (the reference's cost bounds the shapes: T * H * 2048 * 512 products).
+TEST(GpuSparseDecodeSmall, FullListAutomatic) {
+  KPARITY_REQUIRE_GPU();
+  std::uint64_t seed = 3600;
+  using Shape = std::pair<std::int64_t, std::int64_t>;  // (T, H)
+  for (const Shape& th : std::initializer_list<Shape>{{1, 64}, {1, 128}, {4, 64}}) {
+    const std::int64_t T = th.first, H = th.second;
+    const Case c = serving_case(++seed, T, H, 2048);
+    const Result ora = run_decode(c, Precision::oracle);
+    const Expect e = closed_form(c);
+    SCOPED_TRACE("T=" + std::to_string(T) + " H=" + std::to_string(H));
+    const Result cp = run_decode_with(c, {.tu = small(0, 0, 1)});
+    const Result bulk = run_decode_with(c, {.tu = small(0, 0, 2)});
+    expect_bounded(cp, ora, e, c.dt);
+    EXPECT_TRUE(bits_equal(bulk.out, cp.out));
+    if (T == 1) EXPECT_TRUE(bits_equal(run_decode_with(c, {.tu = small(0, 0, 0)}).out, cp.out));
+  }
+}
+
+// Off the serving shape: head counts that leave a partial head group (20, 40, 200), D = 264 and 320
+// (the kernel pads D to 512: zero columns, and a bulk copy of 2D bytes per row), f16, empty and
+// uneven lists (decode_test.cpp's decode lists), with and without splits.
+TEST(GpuSparseDecodeSmall, PartialGroupsNarrowRowsF16AndEmptyLists) {
+  KPARITY_REQUIRE_GPU();
+  struct Shape { DType dt; std::int64_t T, H, D, keys; };
+  const Shape shapes[] = {{DType::bf16, 3, 20, 512, 300}, {DType::f16, 4, 40, 264, 200},
+                          {DType::bf16, 2, 200, 320, 130}, {DType::f16, 1, 64, 512, 1000}};
+  std::uint64_t seed = 3700;
+  for (const Shape& s : shapes) {
+    Case c = random_case(++seed, {.dt = s.dt, .T = s.T, .H = s.H, .D = s.D, .P = 4096, .Ne = 0, .max_pre = s.keys,
+                                  .max_ext = 0, .sentinel_rate = 0.0});
+    for (std::int64_t t = 0; t < s.T; ++t) c.pre[t].resize(s.keys - (t % 3) * 7, 11);
+    if (s.T > 2) c.pre[1].clear();  // an empty span
+    SCOPED_TRACE(std::string(dtype_name(s.dt)) + " T=" + std::to_string(s.T) + " H=" + std::to_string(s.H) +
+                 " D=" + std::to_string(s.D));
+    const Result ora = run_decode(c, Precision::oracle);
+    const Expect e = closed_form(c);
+    for (int hg : {16, 32})
+      for (int splits : {1, 0, 5})
+        for (int gather : {1, 2}) {
+          SCOPED_TRACE(label(hg, splits, gather));
+          expect_bounded(run_decode_with(c, {.tu = small(hg, splits, gather)}), ora, e, c.dt);
+        }
+  }
+}
+
+// Without a workspace the kernel runs one pass per (token, head group) and finalises itself.
+TEST(GpuSparseDecodeSmall, WithoutWorkspaceRunsSinglePass) {
+  KPARITY_REQUIRE_GPU();
+  const Case c = serving_case(3800, 2, 64, 700);
+  for (int gather : {1, 2}) {
+    const Result a = run_decode_with(c, {.tu = small(16, 0, gather), .workspace = false});
+    const Result b = run_decode_with(c, {.tu = small(16, 1, gather)});
+    EXPECT_TRUE(bits_equal(a.out, b.out));
+    EXPECT_TRUE(bits_equal(a.lse, b.lse));
+  }
+}
+
+// The same call twice gives the same bits, eagerly and as a graph replayed three times (the PDL
+// launches and the wide combine captured); the graph's result equals the eager one.
+TEST(GpuSparseDecodeSmall, DeterministicAndGraphReplayable) {
+  KPARITY_REQUIRE_GPU();
+  for (std::int64_t T : {1, 4}) {
+    const Case c = serving_case(3900 + T, T, 128, 2048);
+    for (int gather : {1, 2}) {
+      SCOPED_TRACE("T=" + std::to_string(T) + " gather=" + std::to_string(gather));
+      const Result a = run_decode_with(c, {.tu = small(0, 0, gather)});
+      const Result b = run_decode_with(c, {.tu = small(0, 0, gather)});
+      const Result g = run_decode_with(c, {.tu = small(0, 0, gather), .graph = true, .replays = 3});
+      EXPECT_TRUE(bits_equal(a.out, b.out));
+      EXPECT_TRUE(bits_equal(a.lse, b.lse));
+      EXPECT_TRUE(bits_equal(a.out, g.out));
+      EXPECT_TRUE(bits_equal(a.lse, g.lse));
+      const Result g1 = run_decode_with(c, {.tu = small(0, 1, gather), .graph = true});
+      EXPECT_TRUE(bits_equal(g1.out, run_decode_with(c, {.tu = small(0, 1, gather)}).out));
+    }
+  }
+}
+
+// Special values and masked keys inside one split only (4 splits of one 64-key tile): a NaN row in
+// split 2 of token 0 zeroes every head of that token; token 1's split 1 is all -1 entries (a split
+// with no keys: m = -FLT_MAX, l = 0, zero partials); token 2's split 3 has every other entry -1;
+// token 3 is untouched.
+TEST(GpuSparseDecodeSmall, SpecialsAndMaskedKeysInOneSplit) {
+  KPARITY_REQUIRE_GPU();
+  for (std::int64_t H : {64, 128}) {
+    Case c = random_case(4000 + H, {.dt = DType::bf16, .T = 4, .H = H, .D = 512, .P = 1400, .Ne = 0,
+                                    .max_pre = 256, .max_ext = 0, .sentinel_rate = 0.0});
+    for (std::int64_t t = 0; t < 4; ++t) {
+      c.pre[t].clear();
+      for (std::int64_t j = 0; j < 256; ++j) c.pre[t].push_back(t * 300 + j);
+    }
+    for (std::int64_t j = 64; j < 128; ++j) c.pre[1][j] = -1;       // token 1: split 1 all masked
+    for (std::int64_t j = 192; j < 256; j += 2) c.pre[2][j] = -1;   // token 2: half of split 3
+    const Expect e = closed_form(c);                                // before the NaN: token 0 aside
+    const std::vector<double> ob = faithful_out_bound(e, c.dt), lb = faithful_lse_bound(e);
+    c.ukv.view().store(std::array<std::int64_t, 2>{0 * 300 + 150, 7}, std::nan(""));  // token 0, key 150: split 2
+    const auto token = [&](const std::vector<double>& v, std::int64_t t, std::int64_t per) {
+      return std::vector<double>(v.begin() + t * per, v.begin() + (t + 1) * per);
+    };
+    for (int hg : {16, 32})
+      for (int gather : {1, 2}) {
+        SCOPED_TRACE("H=" + std::to_string(H) + " " + label(hg, 4, gather));
+        const Result r = run_decode_with(c, {.tu = small(hg, 4, gather), .deep = false});
+        for (std::int64_t h = 0; h < c.H; ++h) {
+          EXPECT_EQ(r.lse[h], -kInf) << h;
+          for (std::int64_t d = 0; d < c.D; ++d) {
+            EXPECT_EQ(r.out[h * c.D + d], 0.0);
+            EXPECT_FALSE(std::signbit(r.out[h * c.D + d]));
+          }
+        }
+        const std::int64_t row = c.H * c.D;
+        for (std::int64_t t : {1, 2, 3}) {
+          SCOPED_TRACE("token " + std::to_string(t));
+          EXPECT_TRUE(within(token(r.out, t, row), token(e.out, t, row), token(ob, t, row)));
+          EXPECT_TRUE(within(token(r.lse, t, c.H), token(e.lse, t, c.H), token(lb, t, c.H)));
+        }
+      }
+  }
+}
+
+// decode_test.cpp's special-value case through the small kernel: NaN sink, NaN q, a NaN row, a +inf
+// logit (zero heads, lse -inf) and a -inf logit (NaN in its column only), single pass and split.
+TEST(GpuSparseDecodeSmall, SpecialValuesFollowUpstreamsFinalisation) {
+  KPARITY_REQUIRE_GPU();
+  Case c = random_case(402, {.dt = DType::bf16, .T = 4, .H = 20, .D = 512, .P = 64, .Ne = 0, .max_pre = 40,
+                             .max_ext = 0, .sentinel_rate = 0.0});
+  for (std::int64_t t = 0; t < 4; ++t) {
+    c.pre[t].clear();
+    for (std::int64_t j = 0; j < 16; ++j) c.pre[t].push_back(t * 16 + j);
+  }
+  for (std::int64_t h = 0; h < c.H; ++h) c.sink.view().store_flat(h, 0.25);
+  c.sink.view().store_flat(19, std::nan(""));
+  c.q.view().store(std::array<std::int64_t, 3>{0, 5, 17}, std::nan(""));
+  c.ukv.view().store(std::array<std::int64_t, 2>{1 * 16 + 3, 40}, std::nan(""));
+  for (std::int64_t h = 0; h < c.H; ++h)
+    for (std::int64_t t : {2, 3}) c.q.view().store(std::array<std::int64_t, 3>{t, h, 33}, 1.0);
+  c.ukv.view().store(std::array<std::int64_t, 2>{2 * 16 + 7, 33}, kInf);
+  c.ukv.view().store(std::array<std::int64_t, 2>{3 * 16 + 9, 33}, -kInf);
+  const Result o = run_decode(c, Precision::oracle, shallow());
+  for (int splits : {1, 5})
+    for (int hg : {16, 32})
+      for (int gather : {1, 2}) {
+        SCOPED_TRACE(label(hg, splits, gather));
+        const Result r = run_decode_with(c, {.tu = small(hg, splits, gather), .deep = false});
+        for (std::size_t i = 0; i < o.out.size(); ++i) {
+          EXPECT_EQ(std::isnan(r.out[i]), std::isnan(o.out[i])) << i;
+          if (o.lse[i / c.D] == -kInf) {
+            EXPECT_EQ(r.out[i], 0.0) << i;
+            EXPECT_FALSE(std::signbit(r.out[i])) << i;
+          }
+        }
+        for (std::size_t i = 0; i < o.lse.size(); ++i) EXPECT_EQ(r.lse[i] == -kInf, o.lse[i] == -kInf) << i;
+      }
+}
+
+// What variant 3 refuses, as the op's kernel-unsupported error naming the value: KV rows that are
+// not 16-byte loadable (D = 500), a head group other than 16 / 32, an unknown gather or variant.
+TEST(GpuSparseDecodeSmall, RefusesWhatItCannotServe) {
+  KPARITY_REQUIRE_GPU();
+  const auto refused = [](const Case& c, const SparseTuning& tu, const std::string& name) {
+    DecodeDev dev(c);
+    const kparity::Status s = kparity::kernels::sparse::paged_decode(dev.a, nullptr, test_launch(false), {}, tu);
+    ASSERT_FALSE(s.ok()) << name;
+    EXPECT_EQ(s.first_error()->error_class, kparity::ErrorClass::NotImplementedError) << name;
+    EXPECT_EQ(s.first_error()->argument, name);
+    const Result r = dev.download();  // nothing launched: the poison stays
+    for (double v : r.lse) EXPECT_TRUE(std::isnan(v));
+  };
+  Case narrow = random_case(4100, {.dt = DType::bf16, .T = 1, .H = 16, .D = 500, .P = 64, .Ne = 0, .max_pre = 20,
+                                   .max_ext = 0, .sentinel_rate = 0.0});
+  refused(narrow, small(0, 0, 0), "variant");
+  const Case c = serving_case(4101, 1, 16, 64);
+  refused(c, small(64, 0, 0), "head_tile");
+  refused(c, small(16, 0, 3), "decode_gather");
+  refused(c, SparseTuning{.variant = 4}, "variant");
+}
+
+}  // namespace
+}  // namespace kpt
