@@ -107,16 +107,7 @@ __global__ void __launch_bounds__(kDsThreads, 1) sparse_decode_small_kernel(cons
   // Threads 0-63 load one index entry a tile ahead and decode it into slot k % 4 an iteration later
   // (the wgmma kernel's scheme): tile k's addresses are written at iteration k - 2, read up to k.
   auto load_raw = [&](int k) { return dev::load_raw_index(p, sp, sp.j0 + static_cast<long long>(k) * kDsBK + tid); };
-  auto decode = [&](const dev::RawIndex& r, int k) {
-    unsigned long long addr = 0;  // masked: sentinel, negative, or past the share
-    if (const long long v = dev::raw_index_row(p, r); v >= 0) {
-      const bool ext = r.kind == 2;
-      const T* base = static_cast<const T*>(ext ? p.src[1] : p.src[0]);
-      const long long sr = ext ? p.src_sr[1] : p.src_sr[0];
-      addr = reinterpret_cast<unsigned long long>(base + v * sr) | (ext ? 3ull : 1ull);  // rows 16-byte aligned
-    }
-    sAddr[(k % kDsSlots) * kDsBK + tid] = addr;
-  };
+  auto decode = [&](const dev::RawIndex& r, int k) { sAddr[(k % kDsSlots) * kDsBK + tid] = dev::row_address<T>(p, r); };
 
   const std::uint32_t row_bytes = static_cast<std::uint32_t>(D) * 2u;  // D % 8 == 0 (the launcher's vec_kv)
   auto issue = [&](int k) {

@@ -1,25 +1,19 @@
 #pragma once
 // Launch of the small-T decode kernel (decode_small_kernel.cuh), shared by its per-dtype
-// translation units: (head group, gather) -> instance, dynamic shared memory raised, launched with
-// PDL when asked (the kernel calls pdl_entry first).
+// translation units: (head group, gather) -> instance (launch_smem.cuh launches it; the kernel calls
+// pdl_entry first, so PDL is allowed).
 #include <string>
 
-#include "common/pdl.cuh"
 #include "sparse/decode_small_kernel.cuh"
 #include "sparse/dispatch.hpp"
+#include "sparse/launch_smem.cuh"
 
 namespace kparity::kernels::sparse {
 
 template <class T, int RB, bool kBulk>
 DispatchResult launch_small_one(const AttnParams& p, cudaStream_t stream, bool pdl) {
-  constexpr std::size_t smem = DsGeo<RB>::smem;
-  static_assert(smem <= kSmemOptinPerBlock, "the small decode kernel's tiles exceed the shared memory of an SM");
-  auto* k = &sparse_decode_small_kernel<T, RB, kBulk>;
-  if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-      e != cudaSuccess)
-    return dispatched(e);
-  const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
-  return dispatched(launch_kernel(k, blocks, kDsThreads, smem, stream, pdl, p));
+  static_assert(DsGeo<RB>::smem <= kSmemOptinPerBlock, "the small decode kernel's tiles exceed an SM's shared memory");
+  return launch_tiled(&sparse_decode_small_kernel<T, RB, kBulk>, DsGeo<RB>::smem, kDsThreads, p, stream, pdl);
 }
 
 template <class T>

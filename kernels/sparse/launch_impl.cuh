@@ -7,6 +7,7 @@
 #include "sparse/attn_kernel.cuh"
 #include "sparse/combine_kernel.cuh"
 #include "sparse/dispatch.hpp"
+#include "sparse/launch_smem.cuh"
 #include "sparse/wg_addr_kernel.cuh"
 
 namespace kparity::kernels::sparse {
@@ -14,23 +15,12 @@ namespace kparity::kernels::sparse {
 template <class T, int DP, int HT>
 DispatchResult launch_one(const AttnParams& p, cudaStream_t stream, bool pdl) {
   static_assert(supported_tile(DP, HT), "an instance supported_tile() does not list");
-  constexpr std::size_t smem = Geo<DP, HT, sizeof(T)>::smem;
-  auto* k = &sparse_attn_kernel<T, DP, HT>;
-  if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-      e != cudaSuccess)
-    return dispatched(e);
-  const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
-  return dispatched(launch_kernel(k, blocks, kThreads, smem, stream, pdl, p));
+  return launch_tiled(&sparse_attn_kernel<T, DP, HT>, Geo<DP, HT, sizeof(T)>::smem, kThreads, p, stream, pdl);
 }
 
 template <class T>
 DispatchResult launch_wg_addr(const AttnParams& p, cudaStream_t stream, bool pdl) {
-  auto* k = &sparse_attn_wg_addr_kernel<T>;
-  if (auto e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kWgAddrSmem));
-      e != cudaSuccess)
-    return dispatched(e);
-  const auto blocks = static_cast<unsigned>(p.T * p.n_head_tiles * p.splits);
-  return dispatched(launch_kernel(k, blocks, kWgThreads, kWgAddrSmem, stream, pdl, p));
+  return launch_tiled(&sparse_attn_wg_addr_kernel<T>, kWgAddrSmem, kWgThreads, p, stream, pdl);
 }
 
 template <class T>

@@ -88,6 +88,19 @@ __device__ __forceinline__ long long raw_index_row(const AttnParams& p, const Ra
   return v >= 0 && v <= 0x7ffffffdLL ? v : -1;
 }
 
+// The row-address table entry of the wgmma and small-T decode kernels: the selected row's 64-bit
+// global byte address with flag bits (bit 0 live, bit 1 extend row; rows are 16-byte aligned, so the
+// low bits are free), or 0 when masked (past the share, negative, too large).
+template <class T>
+__device__ __forceinline__ unsigned long long row_address(const AttnParams& p, const RawIndex& r) {
+  const long long v = raw_index_row(p, r);
+  if (v < 0) return 0ull;
+  const bool ext = r.kind == 2;
+  const T* base = static_cast<const T*>(ext ? p.src[1] : p.src[0]);
+  const long long sr = ext ? p.src_sr[1] : p.src_sr[0];
+  return reinterpret_cast<unsigned long long>(base + v * sr) | (ext ? 3ull : 1ull);
+}
+
 __device__ __forceinline__ float sink_of(const AttnParams& p, long long h) {
   return h < p.H ? ld_float(p.sink, p.sink_dt, h * p.sink_s) + p.shift : -pos_inf();
 }

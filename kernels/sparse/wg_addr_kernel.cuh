@@ -60,16 +60,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) sparse_attn_wg_addr_kernel(cons
   // Threads 0-63 load one index entry each a tile ahead and decode it into slot k % 4 an iteration
   // later: tile k's addresses are written at iteration k - 2 and read up to iteration k.
   auto load_raw = [&](int k) { return dev::load_raw_index(p, sp, sp.j0 + static_cast<long long>(k) * kWgBK + tid); };
-  auto decode = [&](const dev::RawIndex& r, int k) {
-    unsigned long long addr = 0;  // masked: sentinel, negative, or past the list
-    if (const long long v = dev::raw_index_row(p, r); v >= 0) {
-      const bool ext = r.kind == 2;
-      const T* base = static_cast<const T*>(ext ? p.src[1] : p.src[0]);
-      const long long sr = ext ? p.src_sr[1] : p.src_sr[0];
-      addr = reinterpret_cast<unsigned long long>(base + v * sr) | (ext ? 3ull : 1ull);  // rows 16-byte aligned
-    }
-    sAddr[(k % kWgSlots) * kWgBK + tid] = addr;
-  };
+  auto decode = [&](const dev::RawIndex& r, int k) { sAddr[(k % kWgSlots) * kWgBK + tid] = dev::row_address<T>(p, r); };
 
   // Each thread copies one 16-byte column chunk of 16 rows (rows rq, rq + 4, ...): a warp covers half
   // a 1 KB row, coalesced. Masked rows and chunks past D are written as zeros (src-size 0). Row

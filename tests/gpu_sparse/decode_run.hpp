@@ -4,6 +4,7 @@
 // workspace and outputs poisoned; V4's serving shape; bitwise comparison.
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "gpu_case.hpp"
@@ -79,6 +80,72 @@ inline Case serving_case(std::uint64_t seed, std::int64_t T, std::int64_t H, std
     for (auto& v : c.pre[t]) v = rng.integer(0, 8191);
   }
   return c;
+}
+
+// Decode lists hold valid rows only (F.0 item 2): no sentinels.
+inline Case decode_case(std::uint64_t seed, DType dt, std::int64_t T, std::int64_t H, std::int64_t D, std::int64_t keys) {
+  Case c = random_case(seed, {.dt = dt, .T = T, .H = H, .D = D, .P = 4096, .Ne = 0, .max_pre = keys, .max_ext = 0,
+                              .sentinel_rate = 0.0});
+  for (std::int64_t t = 0; t < T; ++t) c.pre[t].resize(keys - (t % 3) * 7, 11);  // uneven lengths
+  if (T > 2) c.pre[1].clear();                                                   // an empty span
+  return c;
+}
+
+// decode_test.cpp's special-value case: T = 4, H = 20, D = 512, 16 disjoint rows per token (a poisoned
+// row reaches one token only); sink 0.25, NaN at head 19 (every token); NaN in q at token 0 head 5;
+// a NaN row of token 1 (all its heads); a +inf logit in token 2 (q_33 = 1 against +inf) and a -inf
+// logit in token 3 (its column 33 NaN, the rest finite).
+inline Case special_values_case() {
+  Case c = random_case(402, {.dt = DType::bf16, .T = 4, .H = 20, .D = 512, .P = 64, .Ne = 0, .max_pre = 40,
+                             .max_ext = 0, .sentinel_rate = 0.0});
+  for (std::int64_t t = 0; t < 4; ++t) {
+    c.pre[t].clear();
+    for (std::int64_t j = 0; j < 16; ++j) c.pre[t].push_back(t * 16 + j);
+  }
+  for (std::int64_t h = 0; h < c.H; ++h) c.sink.view().store_flat(h, 0.25);
+  c.sink.view().store_flat(19, std::nan(""));
+  c.q.view().store(std::array<std::int64_t, 3>{0, 5, 17}, std::nan(""));
+  c.ukv.view().store(std::array<std::int64_t, 2>{1 * 16 + 3, 40}, std::nan(""));
+  for (std::int64_t h = 0; h < c.H; ++h)
+    for (std::int64_t t : {2, 3}) c.q.view().store(std::array<std::int64_t, 3>{t, h, 33}, 1.0);
+  c.ukv.view().store(std::array<std::int64_t, 2>{2 * 16 + 7, 33}, kInf);
+  c.ukv.view().store(std::array<std::int64_t, 2>{3 * 16 + 9, 33}, -kInf);
+  return c;
+}
+
+// A kernel's result against the reference's class by class: NaN exactly where the reference has NaN,
+// exact +0 on the reference's zero heads (lse -inf), lse -inf on the same heads.
+inline void expect_special_classes(const Result& r, const Result& o, std::int64_t D) {
+  for (std::size_t i = 0; i < o.out.size(); ++i) {
+    EXPECT_EQ(std::isnan(r.out[i]), std::isnan(o.out[i])) << i;
+    if (o.lse[i / D] == -kInf) {
+      EXPECT_EQ(r.out[i], 0.0) << i;
+      EXPECT_FALSE(std::signbit(r.out[i])) << i;
+    }
+  }
+  for (std::size_t i = 0; i < o.lse.size(); ++i) EXPECT_EQ(r.lse[i] == -kInf, o.lse[i] == -kInf) << i;
+}
+
+// Token 0 (a NaN row among its keys) all exact +0 with lse -inf; the tokens `rest` within the bounds
+// ob / lb of the closed form e (computed before the NaN was stored).
+inline void expect_token0_zero_rest_within(const Result& r, const Case& c, const Expect& e, const std::vector<double>& ob,
+                                           const std::vector<double>& lb, std::initializer_list<std::int64_t> rest) {
+  for (std::int64_t h = 0; h < c.H; ++h) {
+    EXPECT_EQ(r.lse[h], -kInf) << h;
+    for (std::int64_t d = 0; d < c.D; ++d) {
+      EXPECT_EQ(r.out[h * c.D + d], 0.0);
+      EXPECT_FALSE(std::signbit(r.out[h * c.D + d]));
+    }
+  }
+  const auto token = [](const std::vector<double>& v, std::int64_t t, std::int64_t per) {
+    return std::vector<double>(v.begin() + t * per, v.begin() + (t + 1) * per);
+  };
+  const std::int64_t row = c.H * c.D;
+  for (std::int64_t t : rest) {
+    SCOPED_TRACE("token " + std::to_string(t));
+    EXPECT_TRUE(within(token(r.out, t, row), token(e.out, t, row), token(ob, t, row)));
+    EXPECT_TRUE(within(token(r.lse, t, c.H), token(e.lse, t, c.H), token(lb, t, c.H)));
+  }
 }
 
 }  // namespace kpt

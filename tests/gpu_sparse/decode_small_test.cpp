@@ -81,10 +81,7 @@ TEST(GpuSparseDecodeSmall, PartialGroupsNarrowRowsF16AndEmptyLists) {
                           {DType::bf16, 2, 200, 320, 130}, {DType::f16, 1, 64, 512, 1000}};
   std::uint64_t seed = 3700;
   for (const Shape& s : shapes) {
-    Case c = random_case(++seed, {.dt = s.dt, .T = s.T, .H = s.H, .D = s.D, .P = 4096, .Ne = 0, .max_pre = s.keys,
-                                  .max_ext = 0, .sentinel_rate = 0.0});
-    for (std::int64_t t = 0; t < s.T; ++t) c.pre[t].resize(s.keys - (t % 3) * 7, 11);
-    if (s.T > 2) c.pre[1].clear();  // an empty span
+    const Case c = decode_case(++seed, s.dt, s.T, s.H, s.D, s.keys);
     SCOPED_TRACE(std::string(dtype_name(s.dt)) + " T=" + std::to_string(s.T) + " H=" + std::to_string(s.H) +
                  " D=" + std::to_string(s.D));
     const Result ora = run_decode(c, Precision::oracle);
@@ -149,26 +146,11 @@ TEST(GpuSparseDecodeSmall, SpecialsAndMaskedKeysInOneSplit) {
     const Expect e = closed_form(c);                                // before the NaN: token 0 aside
     const std::vector<double> ob = faithful_out_bound(e, c.dt), lb = faithful_lse_bound(e);
     c.ukv.view().store(std::array<std::int64_t, 2>{0 * 300 + 150, 7}, std::nan(""));  // token 0, key 150: split 2
-    const auto token = [&](const std::vector<double>& v, std::int64_t t, std::int64_t per) {
-      return std::vector<double>(v.begin() + t * per, v.begin() + (t + 1) * per);
-    };
     for (int hg : {16, 32})
       for (int gather : {1, 2}) {
         SCOPED_TRACE("H=" + std::to_string(H) + " " + label(hg, 4, gather));
         const Result r = run_decode_with(c, {.tu = small(hg, 4, gather), .deep = false});
-        for (std::int64_t h = 0; h < c.H; ++h) {
-          EXPECT_EQ(r.lse[h], -kInf) << h;
-          for (std::int64_t d = 0; d < c.D; ++d) {
-            EXPECT_EQ(r.out[h * c.D + d], 0.0);
-            EXPECT_FALSE(std::signbit(r.out[h * c.D + d]));
-          }
-        }
-        const std::int64_t row = c.H * c.D;
-        for (std::int64_t t : {1, 2, 3}) {
-          SCOPED_TRACE("token " + std::to_string(t));
-          EXPECT_TRUE(within(token(r.out, t, row), token(e.out, t, row), token(ob, t, row)));
-          EXPECT_TRUE(within(token(r.lse, t, c.H), token(e.lse, t, c.H), token(lb, t, c.H)));
-        }
+        expect_token0_zero_rest_within(r, c, e, ob, lb, {1, 2, 3});
       }
   }
 }
@@ -177,34 +159,13 @@ TEST(GpuSparseDecodeSmall, SpecialsAndMaskedKeysInOneSplit) {
 // logit (zero heads, lse -inf) and a -inf logit (NaN in its column only), single pass and split.
 TEST(GpuSparseDecodeSmall, SpecialValuesFollowUpstreamsFinalisation) {
   KPARITY_REQUIRE_GPU();
-  Case c = random_case(402, {.dt = DType::bf16, .T = 4, .H = 20, .D = 512, .P = 64, .Ne = 0, .max_pre = 40,
-                             .max_ext = 0, .sentinel_rate = 0.0});
-  for (std::int64_t t = 0; t < 4; ++t) {
-    c.pre[t].clear();
-    for (std::int64_t j = 0; j < 16; ++j) c.pre[t].push_back(t * 16 + j);
-  }
-  for (std::int64_t h = 0; h < c.H; ++h) c.sink.view().store_flat(h, 0.25);
-  c.sink.view().store_flat(19, std::nan(""));
-  c.q.view().store(std::array<std::int64_t, 3>{0, 5, 17}, std::nan(""));
-  c.ukv.view().store(std::array<std::int64_t, 2>{1 * 16 + 3, 40}, std::nan(""));
-  for (std::int64_t h = 0; h < c.H; ++h)
-    for (std::int64_t t : {2, 3}) c.q.view().store(std::array<std::int64_t, 3>{t, h, 33}, 1.0);
-  c.ukv.view().store(std::array<std::int64_t, 2>{2 * 16 + 7, 33}, kInf);
-  c.ukv.view().store(std::array<std::int64_t, 2>{3 * 16 + 9, 33}, -kInf);
+  const Case c = special_values_case();
   const Result o = run_decode(c, Precision::oracle, shallow());
   for (int splits : {1, 5})
     for (int hg : {16, 32})
       for (int gather : {1, 2}) {
         SCOPED_TRACE(label(hg, splits, gather));
-        const Result r = run_decode_with(c, {.tu = small(hg, splits, gather), .deep = false});
-        for (std::size_t i = 0; i < o.out.size(); ++i) {
-          EXPECT_EQ(std::isnan(r.out[i]), std::isnan(o.out[i])) << i;
-          if (o.lse[i / c.D] == -kInf) {
-            EXPECT_EQ(r.out[i], 0.0) << i;
-            EXPECT_FALSE(std::signbit(r.out[i])) << i;
-          }
-        }
-        for (std::size_t i = 0; i < o.lse.size(); ++i) EXPECT_EQ(r.lse[i] == -kInf, o.lse[i] == -kInf) << i;
+        expect_special_classes(run_decode_with(c, {.tu = small(hg, splits, gather), .deep = false}), o, c.D);
       }
 }
 

@@ -100,25 +100,10 @@ TEST(GpuSparseDecodeSplit, SpecialsAndMaskedKeysInOneSplit) {
   const Expect e = closed_form(c);                                              // before the NaN: token 0 aside
   const std::vector<double> ob = faithful_out_bound(e, c.dt), lb = faithful_lse_bound(e);
   c.ukv.view().store(std::array<std::int64_t, 2>{0 * 300 + 150, 7}, std::nan(""));  // token 0, key 150: split 2
-  const auto token = [&](const std::vector<double>& v, std::int64_t t, std::int64_t per) {
-    return std::vector<double>(v.begin() + t * per, v.begin() + (t + 1) * per);
-  };
   for (int variant : {1, 2}) {
     SCOPED_TRACE("variant=" + std::to_string(variant));
     const Result r = run_decode_with(c, {.tu = {.kv_splits = 4}, .variant = variant, .deep = false});
-    for (std::int64_t h = 0; h < c.H; ++h) {
-      EXPECT_EQ(r.lse[h], -kInf) << h;
-      for (std::int64_t d = 0; d < c.D; ++d) {
-        EXPECT_EQ(r.out[h * c.D + d], 0.0);
-        EXPECT_FALSE(std::signbit(r.out[h * c.D + d]));
-      }
-    }
-    const std::int64_t row = c.H * c.D;
-    for (std::int64_t t : {1, 2}) {
-      SCOPED_TRACE("token " + std::to_string(t));
-      EXPECT_TRUE(within(token(r.out, t, row), token(e.out, t, row), token(ob, t, row)));
-      EXPECT_TRUE(within(token(r.lse, t, c.H), token(e.lse, t, c.H), token(lb, t, c.H)));
-    }
+    expect_token0_zero_rest_within(r, c, e, ob, lb, {1, 2});
   }
 }
 

@@ -2,21 +2,12 @@
 #include <cmath>
 #include <string>
 
-#include "gpu_case.hpp"
+#include "decode_run.hpp"
 
 namespace kpt {
 namespace {
 
 using kparity::kernels::sparse::SparseTuning;
-
-// Decode lists hold valid rows only (F.0 item 2): no sentinels.
-Case decode_case(std::uint64_t seed, DType dt, std::int64_t T, std::int64_t H, std::int64_t D, std::int64_t keys) {
-  Case c = random_case(seed, {.dt = dt, .T = T, .H = H, .D = D, .P = 4096, .Ne = 0, .max_pre = keys, .max_ext = 0,
-                              .sentinel_rate = 0.0});
-  for (std::int64_t t = 0; t < T; ++t) c.pre[t].resize(keys - (t % 3) * 7, 11);  // uneven lengths
-  if (T > 2) c.pre[1].clear();                                                   // an empty span
-  return c;
-}
 
 TEST(GpuSparseDecode, MatchesOracleSinglePassAndSplitK) {
   KPARITY_REQUIRE_GPU();
@@ -76,21 +67,7 @@ TEST(GpuSparseDecode, EmptySpanAndInfiniteSinks) {
 TEST(GpuSparseDecode, SpecialValuesFollowUpstreamsFinalisation) {
   KPARITY_REQUIRE_GPU();
   // D = 512 and a 64-head tile let variant 2 take the wgmma kernel (sparse.hpp SparseTuning).
-  Case c = random_case(402, {.dt = DType::bf16, .T = 4, .H = 20, .D = 512, .P = 64, .Ne = 0, .max_pre = 40,
-                             .max_ext = 0, .sentinel_rate = 0.0});
-  // Disjoint rows per token, so a poisoned row reaches one token only.
-  for (std::int64_t t = 0; t < 4; ++t) {
-    c.pre[t].clear();
-    for (std::int64_t j = 0; j < 16; ++j) c.pre[t].push_back(t * 16 + j);
-  }
-  for (std::int64_t h = 0; h < c.H; ++h) c.sink.view().store_flat(h, 0.25);
-  c.sink.view().store_flat(19, std::nan(""));                             // head 19, every token
-  c.q.view().store(std::array<std::int64_t, 3>{0, 5, 17}, std::nan(""));  // token 0, head 5
-  c.ukv.view().store(std::array<std::int64_t, 2>{1 * 16 + 3, 40}, std::nan(""));  // token 1: all heads
-  for (std::int64_t h = 0; h < c.H; ++h)
-    for (std::int64_t t : {2, 3}) c.q.view().store(std::array<std::int64_t, 3>{t, h, 33}, 1.0);
-  c.ukv.view().store(std::array<std::int64_t, 2>{2 * 16 + 7, 33}, kInf);   // token 2: logit +inf
-  c.ukv.view().store(std::array<std::int64_t, 2>{3 * 16 + 9, 33}, -kInf);  // token 3: column 33 NaN
+  const Case c = special_values_case();
   const Result o = run_decode(c, Precision::oracle, shallow());
   // The reference itself: the zero heads and the one NaN column.
   for (std::int64_t t = 0; t < 4; ++t)
@@ -104,15 +81,7 @@ TEST(GpuSparseDecode, SpecialValuesFollowUpstreamsFinalisation) {
     for (int v : {1, 2}) {  // mma.sync, wgmma
       SCOPED_TRACE("kv_splits=" + std::to_string(splits) + " variant=" + std::to_string(v));
       const SparseTuning tu{.head_tile = v == 2 ? 64 : 0, .kv_splits = splits, .variant = v};
-      const Result r = run_decode_gpu(c, tu, true, /*deep=*/false);
-      for (std::size_t i = 0; i < o.out.size(); ++i) {
-        EXPECT_EQ(std::isnan(r.out[i]), std::isnan(o.out[i])) << i;
-        if (o.lse[i / c.D] == -kInf) {  // a zero head: exact +0
-          EXPECT_EQ(r.out[i], 0.0) << i;
-          EXPECT_FALSE(std::signbit(r.out[i])) << i;
-        }
-      }
-      for (std::size_t i = 0; i < o.lse.size(); ++i) EXPECT_EQ(r.lse[i] == -kInf, o.lse[i] == -kInf) << i;
+      expect_special_classes(run_decode_gpu(c, tu, true, /*deep=*/false), o, c.D);
     }
 }
 
