@@ -5,7 +5,7 @@
 #     --target test_gpu_sparse test_gpu_dispatch bench_sparse && scripts/gpu-pack.sh build
 # then on the device (carry .gpu, and .peers for sglang's decode):  OUT=$OUT scripts/gpu-sparse.sh [phase...]
 #   tests     every sparse GPU test (the small kernel's forced by its tests), then all of them again with
-#             KPARITY_SPARSE_SMALL_DECODE=1 (auto picks the small kernel for T * ceil(H / 64) <= SMs / 2:
+#             KPARITY_SPARSE_SMALL_DECODE=1 (auto picks the small kernel for T * ceil(H / 64) <= SMs / 4:
 #             the established decode tests through it), and the kernel-dispatch test
 #   sanitize  compute-sanitizer memcheck (leak check) and racecheck on the small kernel's small tests
 #   bench     sglang's Triton decode (bench/peers/run_peers.py --only sparse_decode), then bench_sparse

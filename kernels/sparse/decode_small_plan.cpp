@@ -27,7 +27,7 @@ bool small_decode_auto(const Plan& plan) {
   const AttnParams& p = plan.p;
   const std::int64_t ctas64 = p.T * ((p.H + 63) / 64);
   return small_decode_enabled() && small_decode_fits(plan) && p.D > 256 && ctas64 > 0 &&
-         2 * ctas64 <= kernels::detail::sm_count();
+         4 * ctas64 <= kernels::detail::sm_count();
 }
 
 namespace {

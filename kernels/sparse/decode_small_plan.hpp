@@ -17,8 +17,8 @@ bool small_decode_enabled();
 bool small_decode_fits(const Plan& plan);
 
 // Whether auto (variant 0) takes it: enabled, fits, D in (256, 512] (the kernel pads D to 512), and
-// T * ceil(H / 64) at most half the SM count (where the 64-head kernels split the keys; from T = 64
-// at H = 64 the established path is unchanged).
+// T * ceil(H / 64) at most a quarter of the SM count (T <= 33 at H = 64, T <= 16 at H = 128 on 132
+// SMs): T >= 64 keeps the established path until bench_sparse's forced variant-3 rows say otherwise.
 bool small_decode_auto(const Plan& plan);
 
 // Turns a make_plan plan into the small kernel's: head group (tuning.head_tile, else the cheaper of
