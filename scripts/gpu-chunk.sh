@@ -48,7 +48,7 @@ for ph in $phases; do
       timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-bench.md" 2>&1
       # fla at the same five shapes and both head counts (bench/peers/fla_prefill_shapes.py; the shared
       # peer script stops at 4x4096, H = 32).
-      [ -d .peers/fla ] && PYTHONPATH=.peers/fla timeout ${PEER_TIMEOUT:-240} python3 bench/peers/fla_prefill_shapes.py \
+      [ -d .peers/fla ] && PYTHONPATH=.peers timeout ${PEER_TIMEOUT:-240} python3 bench/peers/fla_prefill_shapes.py \
         --json "$OUT/chunk-peers.json" > "$OUT/chunk-peers.log" 2>&1
       ;;
   esac

@@ -16,15 +16,39 @@ struct ChunkPlan {
   Launch launch;
 };
 
-// Row pitch (floats) of the [16][K] and [16][VT] shared tables: +4 keeps rows 16-byte aligned and
-// spreads a fragment's eight rows over different banks.
+// Row pitch (floats) of the prep kernel's [16][K] and [16][V] shared tables: +4 keeps rows 16-byte
+// aligned and spreads a fragment's eight rows over different banks.
 constexpr std::int64_t chunk_pitch(std::int64_t n) { return n + 4; }
-// Shared floats, in the order chunk_kernel.cuh carves them: eight [16][K] tables (q_s, k_hat, g, Gc,
-// Rs, -w, Qg, Kd), three [16][VT] (v, u, o), A_kk and A_qk [16][16], beta [16], decay and ref [K], the
-// split-K partials [2][4 warps][16][16]. K = 128, VT = 64: 92 KiB, two CTAs per SM.
+
+// The workspace row of one (token, value head), in floats: -w (tf32), Qg (tf32), Kd (tf32), decay
+// (fp32, written in the row of a chunk's first token only), the token's row of A_qk (16, tf32), u
+// (V, fp32). Offsets in that order; every part starts 16-byte aligned (K, V multiples of 16).
+constexpr std::int64_t chunk_ws_row(std::int64_t K, std::int64_t V) { return 4 * K + kChunkTokens + V; }
+
+// Shared floats of chunk_prep_kernel: six [16][K] tables (q_s, k_hat, g, Gc then exp(Gc - ref),
+// Rs then exp(ref - Gc), x then w), v then u [16][V], A_kk and A_qk [16][16], beta [16].
+// K = V = 128: 57 KiB.
+constexpr std::int64_t chunk_prep_smem_floats(std::int64_t K, std::int64_t V) {
+  return 6 * kChunkTokens * chunk_pitch(K) + kChunkTokens * chunk_pitch(V) + 2 * kChunkTokens * chunk_pitch(kChunkTokens) +
+         kChunkTokens;
+}
+
+// chunk_kernel's tables per chunk buffer (two buffers: the next chunk's rows arrive by cp.async while
+// this chunk's products run). Pitches chosen for the fragment loads (a float2 of -w or Qg at rows
+// g, columns 2t: pitch = 8 mod 32; Kd read down two rows 2t, 2t+1 at column g: pitch = 4 mod 32;
+// A_qk as -w; u at rows 2t, 2t+1, column g: 4 mod 32).
+constexpr std::int64_t chunk_pw(std::int64_t K) { return K + 8; }
+constexpr std::int64_t chunk_pd(std::int64_t K) { return K + 4; }
+constexpr std::int64_t chunk_pa() { return kChunkTokens + 8; }
+constexpr std::int64_t chunk_pu(std::int64_t VT) { return VT + 4; }
+constexpr std::int64_t chunk_buf_floats(std::int64_t K, std::int64_t VT) {
+  return kChunkTokens * (2 * chunk_pw(K) + chunk_pd(K) + chunk_pa() + chunk_pu(VT)) + K;
+}
+// Two buffers, the warps' output staging [4][16][17] and the split-K partials [2][4][16][16].
+// K = 128, VT = 64: 53 KiB.
+constexpr std::int64_t chunk_out_pitch() { return 17; }
 constexpr std::int64_t chunk_smem_floats(std::int64_t K, std::int64_t VT) {
-  return 8 * kChunkTokens * chunk_pitch(K) + 3 * kChunkTokens * chunk_pitch(VT) +
-         2 * kChunkTokens * chunk_pitch(kChunkTokens) + kChunkTokens + 2 * K + 2 * kChunkWarps * 256;
+  return 2 * chunk_buf_floats(K, VT) + kChunkWarps * kChunkTokens * chunk_out_pitch() + 2 * kChunkWarps * 256;
 }
 constexpr std::int64_t chunk_smem_bytes(std::int64_t K, std::int64_t VT) { return 4 * chunk_smem_floats(K, VT); }
 
