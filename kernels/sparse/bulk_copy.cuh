@@ -20,10 +20,13 @@ __device__ __forceinline__ void mbar_init_fence() {
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
-// Spins until the phase with parity `parity` has completed (its copies landed and are visible).
+// Spins until the phase with parity `parity` has completed (its copies landed and are visible). A
+// phase that never completes (a copy that faulted, bytes miscounted) traps after about 2^22 tries
+// (seconds; a tile lands in microseconds): a launch error the caller reports, not a hung stream.
 __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
-  std::uint32_t done = 0;
+  std::uint32_t done = 0, tries = 0;
   do {
+    if (++tries > (1u << 22)) __trap();
     asm volatile(
         "{\n"
         " .reg .pred p;\n"
