@@ -3,7 +3,7 @@
 # SparseTuning::variant 3, kernels/sparse/decode_small_kernel.cuh) from a bundle packed HERE:
 #   cmake -S . -B build -DKPARITY_CUDA=ON -DCMAKE_BUILD_TYPE=Release ... && cmake --build build -j2 \
 #     --target test_gpu_sparse test_gpu_dispatch bench_sparse && scripts/gpu-pack.sh build
-# then on the device (carry .gpu, and .peers for sglang's decode):  OUT=$OUT scripts/gpu-sparse.sh [phase...]
+# then on the device (carry .gpu and .deps, and .peers for sglang's decode):  OUT=$OUT scripts/gpu-sparse.sh [phase...]
 #   tests     every sparse GPU test (the small kernel's forced by its tests), then all of them again with
 #             KPARITY_SPARSE_SMALL_DECODE=1 (auto picks the small kernel for T * ceil(H / 64) <= SMs / 4:
 #             the established decode tests through it), and the kernel-dispatch test
@@ -22,6 +22,11 @@ L=${SPARSE_LOGS:-/tmp/gpu-sparse-logs}
 mkdir -p "$OUT" "$L"
 export KPARITY_EXPECT_GPU=1 PYTHONUNBUFFERED=1
 [ -d "$BUILD/tests" ] || tar -xJf .gpu/bundle.tar.xz
+if ls .deps/*.deb >/dev/null 2>&1; then  # shared libraries the binaries may need (fmt & co.; no registry there)
+  mkdir -p .deps/root
+  for f in .deps/*.deb; do dpkg -x "$f" .deps/root; done
+  export LD_LIBRARY_PATH=$ROOT/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 phases=${*:-tests sanitize bench}
 T=$BUILD/tests/test_gpu_sparse
 SUMMARY=$OUT/gpu-sparse.md
