@@ -6,20 +6,16 @@
 
 #include "run_results.hpp"
 
-#ifdef KPARITY_HAVE_FUZZ
-#include "kparity/fuzz/backends/backend.hpp"
-#include "kparity/fuzz/backends/reference.hpp"
-#include "kparity/fuzz/generators/op_spec.hpp"
-#include "kparity/fuzz/properties/differential.hpp"
-#endif
+#include "kparity/judge/backend.hpp"
+#include "kparity/judge/rule.hpp"
+#include "kparity/judge/runs.hpp"
 
 namespace kparity::cli {
 
-#ifdef KPARITY_HAVE_FUZZ
 namespace {
 
 struct Found {
-  std::vector<fuzz::Backend> backends;
+  std::vector<judging::Backend> backends;
   std::string why;
 };
 
@@ -27,7 +23,7 @@ struct Found {
 const Found& found() {
   static const Found f = [] {
     Found r;
-    r.backends = fuzz::cuda_backends(r.why);
+    r.backends = judging::cuda_backends(r.why);
     return r;
   }();
   return f;
@@ -47,13 +43,13 @@ bool cuda_implements(std::string_view op) {
 }
 
 int run_cuda(const ops::Dump& dump, const ArgBag& inputs, const RunOptions& o, bool several) {
-  const fuzz::Backend& cuda = found().backends.front();
+  const judging::Backend& cuda = found().backends.front();
   std::printf("cuda:\n");
-  const fuzz::Call call = fuzz_call_of(dump, inputs);
-  fuzz::Call b;
+  const judging::Call call = judge_call_of(dump, inputs);
+  judging::Call b;
   try {
-    b = fuzz::run_backend(call, cuda);
-  } catch (const fuzz::BackendUnsupported& e) {
+    b = judging::run_backend(call, cuda);
+  } catch (const judging::BackendUnsupported& e) {
     // The kernel's NotImplementedError (a head dim, a dtype it has no code for): the call is valid,
     // so with other backends this is a skip; asked for alone, the run cannot do what was asked.
     if (several) {
@@ -69,9 +65,9 @@ int run_cuda(const ops::Dump& dump, const ArgBag& inputs, const RunOptions& o, b
     return kExitMismatch;
   }
   // The two references of the rule; the dump passed their contract, so a throw here is internal.
-  const fuzz::Call oracle = fuzz::run_oracle(call);
-  const fuzz::Call faithful = fuzz::run_faithful(call);
-  const fuzz::DifferentialResult rule = fuzz::judge(call, oracle, faithful, b, rule_spec(call.op));
+  const judging::Call oracle = judging::run_oracle(call);
+  const judging::Call faithful = judging::run_faithful(call);
+  const judging::DifferentialResult rule = judging::rule(call, oracle, faithful, b);
   print_rule("against the oracle (differential rule: max|b - o| <= max(2*max|f - o|, floor, a-priori)):", "b-o", rule);
   int status = rule.pass ? kExitOk : kExitMismatch;
 
@@ -80,17 +76,5 @@ int run_cuda(const ops::Dump& dump, const ArgBag& inputs, const RunOptions& o, b
   status = std::max(status, compare_expected(dump, inputs, results, o));
   return std::max(status, write_results(result_path(o, "cuda", several), results, dump, o, "cuda"));
 }
-
-#else  // a build without the fuzz harness (no RapidCheck) has no CUDA backend to run
-
-CudaAvailability cuda_availability() {
-  return {false, "this build has no fuzz harness, which holds the CUDA backend (install librapidcheck-dev and reconfigure)"};
-}
-
-bool cuda_implements(std::string_view) { return false; }
-
-int run_cuda(const ops::Dump&, const ArgBag&, const RunOptions&, bool) { return kExitInternal; }
-
-#endif
 
 }  // namespace kparity::cli

@@ -1,5 +1,5 @@
 #pragma once
-// `kparity run --backend cuda`: kparity's CUDA kernel on a dump, through the fuzz harness's CUDA
+// `kparity run --backend cuda`: kparity's CUDA kernel on a dump, through kparity::judge's CUDA
 // backend (every tensor copied to the device between guard bands, the op's launcher, the written
 // tensors copied back, device-memory hygiene checked) and judged with its differential rule.
 #include <string>

@@ -7,13 +7,9 @@
 #include "kparity/core/safetensors.hpp"
 #include "kparity/ops/compare.hpp"
 
-#ifdef KPARITY_HAVE_FUZZ
 #include <algorithm>
 
-#include "kparity/fuzz/backends/reference.hpp"
-#include "kparity/fuzz/corpus/corpus.hpp"
-#include "kparity/fuzz/generators/op_spec.hpp"
-#endif
+#include "kparity/judge/runs.hpp"
 
 #ifndef KPARITY_VERSION
 #define KPARITY_VERSION "unknown"
@@ -38,7 +34,6 @@ void add_result(BackendResults& r, const std::string& name, const TensorView& v,
   }
 }
 
-#ifdef KPARITY_HAVE_FUZZ
 namespace {
 
 // expected.* that are kparity's saved oracle results, judged as the oracle itself would be used
@@ -49,7 +44,7 @@ namespace {
 int judge_expected(const ops::Dump& dump, const ArgBag& inputs, const BackendResults& r) {
   std::printf("  against expected.* (kparity's saved oracle results: the differential rule with them in the "
               "oracle's place, max|b - e| <= max(2*max|f - e|, floor, a-priori)):\n");
-  fuzz::Call input = fuzz_call_of(dump, inputs);
+  judging::Call input = judge_call_of(dump, inputs);
   int status = kExitOk;
   std::vector<std::string> judged;
   for (const auto& name : input.written) {
@@ -62,7 +57,7 @@ int judge_expected(const ops::Dump& dump, const ArgBag& inputs, const BackendRes
     judged.push_back(name);
   }
   if (judged.empty()) return status;
-  fuzz::Call saved = input, got = input;
+  judging::Call saved = input, got = input;
   for (const auto& name : judged) {
     saved.tensors.insert_or_assign(name, *dump.expected.at(name));
     const TensorView& v = r.tensors.at(name);
@@ -71,9 +66,9 @@ int judge_expected(const ops::Dump& dump, const ArgBag& inputs, const BackendRes
     got.tensors.insert_or_assign(name, std::move(t));
   }
   try {
-    const fuzz::Call faithful = fuzz::run_faithful(input);
+    const judging::Call faithful = judging::run_faithful(input);
     input.written = judged;
-    const fuzz::DifferentialResult rule = fuzz::judge(input, saved, faithful, got, rule_spec(input.op));
+    const judging::DifferentialResult rule = judging::rule(input, saved, faithful, got);
     print_rule(nullptr, "b-e", rule);
     return std::max(status, rule.pass ? kExitOk : kExitMismatch);
   } catch (const std::exception& e) {  // the dump passed its contract: a throw here is ours
@@ -84,21 +79,11 @@ int judge_expected(const ops::Dump& dump, const ArgBag& inputs, const BackendRes
 
 }  // namespace
 
-fuzz::OpFuzzSpec rule_spec(std::string_view op) {
-  try {
-    return fuzz::spec_for(op);
-  } catch (const std::invalid_argument&) {  // no fuzz spec: no floor, the rule is 2 * err_f and the a-priori term
-    fuzz::OpFuzzSpec s;
-    s.op = std::string(op);
-    return s;
-  }
+judging::Call judge_call_of(const ops::Dump& dump, const ArgBag& inputs) {
+  return judging::call_of_bag(*dump.op, inputs);  // validated strictly at the reference entry, as the dump was
 }
 
-fuzz::Call fuzz_call_of(const ops::Dump& dump, const ArgBag& inputs) {
-  return fuzz::call_of_bag(*dump.op, inputs);  // validated strictly at the reference entry, as the dump was
-}
-
-void print_rule(const char* header, const char* diff, const fuzz::DifferentialResult& r) {
+void print_rule(const char* header, const char* diff, const judging::DifferentialResult& r) {
   if (header != nullptr) std::printf("  %s\n", header);
   const char other = diff[2];  // 'o' or 'e': the side that stands for the exact result
   for (const auto& e : r.tensors) {
@@ -111,16 +96,11 @@ void print_rule(const char* header, const char* diff, const fuzz::DifferentialRe
   }
   if (!r.pass) std::printf("    worst: %s\n", r.detail.c_str());
 }
-#endif
 
 int compare_expected(const ops::Dump& dump, const ArgBag& inputs, const BackendResults& r, const RunOptions& o) {
   if (dump.expected.empty()) return kExitOk;
-#ifdef KPARITY_HAVE_FUZZ
-  if (!o.atol && fuzz::expected_origin(dump.file.metadata) == fuzz::ExpectedOrigin::oracle)
+  if (!o.atol && judging::expected_origin(dump.file.metadata) == judging::ExpectedOrigin::oracle)
     return judge_expected(dump, inputs, r);
-#else
-  (void)inputs;  // without the fuzz harness there is no differential rule: every expected.* is elementwise
-#endif
   int status = kExitOk;
   std::printf("  against expected.* (|got - expected| <= atol + rtol*|expected|):\n");
   for (const auto& [name, exp] : dump.expected) {

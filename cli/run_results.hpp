@@ -11,11 +11,8 @@
 #include "kparity/core/tensor.hpp"
 #include "kparity/ops/dump.hpp"
 
-#ifdef KPARITY_HAVE_FUZZ
-#include "kparity/fuzz/call.hpp"
-#include "kparity/fuzz/generators/op_spec.hpp"
-#include "kparity/fuzz/properties/differential.hpp"
-#endif
+#include "kparity/judge/call.hpp"
+#include "kparity/judge/rule.hpp"
 
 namespace kparity::cli {
 
@@ -31,7 +28,7 @@ std::optional<DType> out_dtype(const RunOptions& o);
 void add_result(BackendResults& r, const std::string& name, const TensorView& v, std::optional<DType> wide);
 
 // One line per expected.* tensor (README, "Comparing against expected tensors"): expected.* that
-// are kparity's saved oracle results (fuzz::expected_origin) are judged with the differential rule,
+// are kparity's saved oracle results (judging::expected_origin) are judged with the differential rule,
 // the saved values in the oracle's place, unless --atol/--rtol ask for the elementwise tolerance;
 // any other expected.* with the elementwise tolerance. `inputs`: the call before any run (the rule
 // runs the faithful reference and the a-priori bound on it). Returns kExitOk or kExitMismatch.
@@ -46,15 +43,11 @@ std::string result_path(const RunOptions& o, std::string_view backend, bool seve
 int write_results(const std::string& path, const BackendResults& r, const ops::Dump& dump, const RunOptions& o,
                   std::string_view backend);
 
-#ifdef KPARITY_HAVE_FUZZ
-// The op's fuzz spec, whose floors the differential rule reads (a bare spec for an op without one).
-fuzz::OpFuzzSpec rule_spec(std::string_view op);
-// The dump's call as the fuzz harness runs it: `inputs` copied, written tensors from the op table,
+// The dump's call as the rule runs it: `inputs` copied, written tensors from the op table,
 // validated as the dump was (strict, reference entry).
-fuzz::Call fuzz_call_of(const ops::Dump& dump, const ArgBag& inputs);
+judging::Call judge_call_of(const ops::Dump& dump, const ArgBag& inputs);
 // The differential rule's lines, one per tensor, under `header`; `diff` names the difference
 // judged ("b-o" against the oracle, "b-e" against expected.*).
-void print_rule(const char* header, const char* diff, const fuzz::DifferentialResult& r);
-#endif
+void print_rule(const char* header, const char* diff, const judging::DifferentialResult& r);
 
 }  // namespace kparity::cli

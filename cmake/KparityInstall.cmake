@@ -1,5 +1,5 @@
 # Relocatable package: find_package(kparity) gives kparity::core, kparity::diagnostics,
-# kparity::reference, kparity::ops (and kparity::kernels when built), plus a version file; a build-tree export
+# kparity::reference, kparity::ops, kparity::judge (and kparity::kernels when built), plus a version file; a build-tree export
 # lets a consumer use the build directory directly.
 # Installing defaults on only when kparity is the top-level project (fmt's rule), so embedding it
 # with add_subdirectory/FetchContent installs nothing into the parent's package.
@@ -9,7 +9,7 @@ if(NOT KPARITY_INSTALL)
 endif()
 include(CMakePackageConfigHelpers)
 set(KPARITY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kparity)
-set(kparity_targets kparity_core kparity_diagnostics kparity_reference kparity_ops)
+set(kparity_targets kparity_core kparity_diagnostics kparity_reference kparity_ops kparity_judge)
 if(TARGET kparity_kernels)
   list(APPEND kparity_targets kparity_kernels)
 endif()
@@ -20,7 +20,7 @@ install(TARGETS ${kparity_targets} EXPORT kparity-targets
 if(TARGET kparity_cli)
   install(TARGETS kparity_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-foreach(dir core diagnostics reference ops kernels)
+foreach(dir core diagnostics reference ops judge kernels)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${dir}/include/kparity)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/kparity DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()

@@ -1,5 +1,6 @@
 // An implementation plugin that forwards every op to kparity's own CUDA kernels (kparity/impl_abi.h
-// on one side, kparity::kernels on the other): the smallest useful kDLCUDA plugin, and the pattern
+// on one side, kparity::kernels through the op -> launcher table of kparity/judge/kernel_launch.hpp
+// on the other): the smallest useful kDLCUDA plugin, and the pattern
 // for wrapping a kernel library that has its own launchers. `kparity fuzz --impl
 // libkparity_example_cuda_impl.so --op kda/replayssm_decode` must agree with `kparity fuzz --backend
 // cuda` on the same seed.
@@ -9,8 +10,12 @@
 #include <string>
 
 #include "kparity/abi/dlpack_views.hpp"
-#include "kparity/kernels/kda.hpp"
-#include "kparity/kernels/sparse.hpp"
+#include "kparity/diagnostics/contracts/kda_packed_decode.hpp"
+#include "kparity/diagnostics/contracts/kda_recurrent.hpp"
+#include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
+#include "kparity/diagnostics/contracts/sparse_paged_decode.hpp"
+#include "kparity/diagnostics/contracts/sparse_paged_prefill.hpp"
+#include "kparity/judge/kernel_launch.hpp"
 
 namespace {
 
@@ -57,6 +62,11 @@ int guarded(const kparity_impl_context* ctx, F&& f) {
 
 cudaStream_t stream_of(const kparity_impl_context* ctx) { return static_cast<cudaStream_t>(ctx ? ctx->stream : nullptr); }
 
+// The op's kparity kernel on the plugin's stream, with the launcher's default options (upstream's checks).
+Status launch(std::string_view op, const ArgBag& bag, const kparity_impl_context* ctx) {
+  return kparity::judging::launch_kernel(op, bag, stream_of(ctx), {});
+}
+
 const kparity_impl_info kInfo{KPARITY_IMPL_ABI_VERSION, "example-cuda-forward", kDLCUDA};
 
 }  // namespace
@@ -75,7 +85,7 @@ KPARITY_IMPL_EXPORT int kparity_impl_kda_recurrent KPARITY_IMPL_KDA_RECURRENT_PA
     if (lower_bound) bag.scalars["lower_bound"] = *lower_bound;
     bag.flags["use_qk_l2norm_in_kernel"] = use_qk_l2norm_in_kernel != 0;
     bag.flags["beta_is_logits"] = beta_is_logits != 0;
-    return answer(kparity::kernels::kda::recurrent(kparity::kda::recurrent_args(bag), stream_of(ctx)), ctx);
+    return answer(launch(kparity::kda::kRecurrentOp, bag, ctx), ctx);
   });
 }
 
@@ -83,7 +93,7 @@ KPARITY_IMPL_EXPORT int kparity_impl_kda_packed_decode KPARITY_IMPL_KDA_PACKED_D
   return guarded(ctx, [&] {
     const ArgBag bag = decode_bag(mixed_qkv, a, b, A_log, dt_bias, scale, initial_state, out, ssm_state_indices,
                                   use_qk_l2norm_in_kernel, lower_bound);
-    return answer(kparity::kernels::kda::packed_decode(kparity::kda::packed_decode_args(bag), stream_of(ctx)), ctx);
+    return answer(launch(kparity::kda::kPackedDecodeOp, bag, ctx), ctx);
   });
 }
 
@@ -94,8 +104,7 @@ KPARITY_IMPL_EXPORT int kparity_impl_kda_replayssm_decode KPARITY_IMPL_KDA_REPLA
     put(bag, "d_cache", d_cache), put(bag, "k_cache", k_cache), put(bag, "g_cache", g_cache);
     put(bag, "write_pos", write_pos), put(bag, "force_flush", force_flush);
     bag.flags["beta_in_fp32"] = beta_in_fp32 != 0;
-    return answer(kparity::kernels::kda::replayssm_decode(kparity::kda::replayssm_decode_args(bag), stream_of(ctx)),
-                  ctx);
+    return answer(launch(kparity::kda::kReplaySsmDecodeOp, bag, ctx), ctx);
   });
 }
 
@@ -109,8 +118,7 @@ KPARITY_IMPL_EXPORT int kparity_impl_sparse_paged_prefill KPARITY_IMPL_SPARSE_PA
     bag.scalars["softmax_scale"] = softmax_scale;
     bag.scalars["replicated_logit_shift"] = replicated_logit_shift;
     bag.flags["return_lse"] = return_lse != 0;
-    return answer(kparity::kernels::sparse::paged_prefill(kparity::sparse::paged_prefill_args(bag), stream_of(ctx)),
-                  ctx);
+    return answer(launch(kparity::sparse::kPagedPrefillOp, bag, ctx), ctx);
   });
 }
 
@@ -121,7 +129,7 @@ KPARITY_IMPL_EXPORT int kparity_impl_sparse_paged_decode KPARITY_IMPL_SPARSE_PAG
     put(bag, "kv_indptr", kv_indptr), put(bag, "attn_sink", attn_sink), put(bag, "out", out), put(bag, "lse", lse);
     bag.scalars["softmax_scale"] = softmax_scale;
     bag.flags["return_lse"] = return_lse != 0;
-    return answer(kparity::kernels::sparse::paged_decode(kparity::sparse::paged_decode_args(bag), stream_of(ctx)), ctx);
+    return answer(launch(kparity::sparse::kPagedDecodeOp, bag, ctx), ctx);
   });
 }
 

@@ -1,7 +1,5 @@
 #include "kparity/fuzz/call.hpp"
 
-#include <stdexcept>
-
 namespace kparity::fuzz {
 namespace {
 
@@ -9,22 +7,6 @@ thread_local std::vector<std::string> t_buckets;
 thread_local std::optional<Call> t_recorded;
 
 }  // namespace
-
-ArgBag Call::bag() const {
-  ArgBag b;
-  for (const auto& [name, t] : tensors) b.tensors.emplace(name, t.view());
-  b.scalars = scalars;
-  b.flags = flags;
-  return b;
-}
-
-Tensor& Call::at(const std::string& name) {
-  auto it = tensors.find(name);
-  if (it == tensors.end()) throw std::out_of_range(op + ": the call has no tensor `" + name + "`");
-  return it->second;
-}
-
-const Tensor& Call::at(const std::string& name) const { return const_cast<Call&>(*this).at(name); }
 
 void note_bucket(std::string bucket) { t_buckets.push_back(std::move(bucket)); }
 

@@ -23,7 +23,7 @@ elseif(DEFINED kparity_DIR AND EXISTS ${kparity_DIR}/fuzz/libkparity_fuzz_lib.a)
   set_target_properties(kparity_py_fuzz PROPERTIES
     IMPORTED_LOCATION ${kparity_DIR}/fuzz/libkparity_fuzz_lib.a
     INTERFACE_INCLUDE_DIRECTORIES ${KPARITY_REPO_DIR}/fuzz/include)
-  target_link_libraries(kparity_py_fuzz INTERFACE kparity::ops rapidcheck nlohmann_json::nlohmann_json fmt::fmt)
+  target_link_libraries(kparity_py_fuzz INTERFACE kparity::judge rapidcheck nlohmann_json::nlohmann_json fmt::fmt)
   if(EXISTS ${kparity_DIR}/abi/libkparity_impl_abi.a)  # that build's fuzz library holds the plugin backend
     find_path(KPARITY_PY_DLPACK_DIR dlpack/dlpack.h)
     add_library(kparity_py_impl_abi STATIC IMPORTED)

@@ -7,6 +7,7 @@ and DeepSeek-V4 sparse attention ops, on any DLPack tensor (PyTorch, numpy, ...)
     kparity.explain(err).text()                                                  # the catalog page
     kparity.reference(op, precision="oracle", **args)                            # scalar reference
     kparity.kernel(op, **args)                                                   # CUDA kernel, current stream
+    kparity.judge(op, call, outputs, profile=None)                               # the differential rule's verdict
     kparity.kda.replayssm_decode.check(*upstream_args, **upstream_kwargs)        # upstream positional order
 
 Arguments use the upstream names of the README's dump convention; None means absent.
@@ -32,6 +33,7 @@ from ._errors import (
     UnknownEntryError,
 )
 from ._guard import Guard, guard
+from ._judge import TensorVerdict, Verdict, judge
 from ._kparity import Diagnostic, check, validate
 from ._ops_table import OPS as _OPS
 
@@ -68,6 +70,6 @@ from . import kda, sparse  # noqa: E402  (per-family modules need the package in
 __all__ = [
     "Call", "ContractAssertionError", "ContractError", "ContractIndexError", "ContractNotImplementedError", "ContractRuntimeError",
     "ContractTypeError", "ContractValueError", "ContractZeroDivisionError", "Diagnostic", "Entry", "Guard", "InternalError", "SearchHit",
-    "UnknownEntryError", "check", "dump", "entries", "explain", "guard", "has_kernels", "kda", "kernel", "load",
-    "ops", "reference", "search", "sparse", "validate",
+    "TensorVerdict", "UnknownEntryError", "Verdict", "check", "dump", "entries", "explain", "guard", "has_kernels", "judge",
+    "kda", "kernel", "load", "ops", "reference", "search", "sparse", "validate",
 ]

@@ -14,8 +14,8 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
-#include "kparity/kernels/kda.hpp"
-#include "kparity/kernels/sparse.hpp"
+#include "kparity/judge/kernel_launch.hpp"
+#include "kparity/judge/kernel_ops.hpp"
 
 namespace kparity::py {
 namespace {
@@ -77,31 +77,15 @@ class DeviceGuard {
 
 using Launch = std::function<Status(cudaStream_t, const kernels::LaunchOptions&)>;
 
-// The op's launcher over typed arguments built once from the bag.
+// The op's launcher over typed arguments built once from the bag (the one op -> launcher table,
+// kparity/judge/kernel_launch.hpp).
 Launch make_launch(const ops::OpInfo& info, const ArgBag& bag) {
   const std::string_view op = info.op;
+  if (!judging::has_kernel(op)) raise(PyExc_ValueError, fmt::format("kparity.kernel: {} has no CUDA kernel", op));
   return translate([&]() -> Launch {
-    if (op == kda::kReplaySsmDecodeOp)
-      return [a = kda::replayssm_decode_args(bag)](cudaStream_t s, const kernels::LaunchOptions& o) {
-        return kernels::kda::replayssm_decode(a, s, o);
-      };
-    if (op == kda::kPackedDecodeOp)
-      return [a = kda::packed_decode_args(bag)](cudaStream_t s, const kernels::LaunchOptions& o) {
-        return kernels::kda::packed_decode(a, s, o);
-      };
-    if (op == kda::kRecurrentOp)
-      return [a = kda::recurrent_args(bag)](cudaStream_t s, const kernels::LaunchOptions& o) {
-        return kernels::kda::recurrent(a, s, o);
-      };
-    if (op == sparse::kPagedPrefillOp)
-      return [a = sparse::paged_prefill_args(bag)](cudaStream_t s, const kernels::LaunchOptions& o) {
-        return kernels::sparse::paged_prefill(a, s, o);
-      };
-    if (op == sparse::kPagedDecodeOp)
-      return [a = sparse::paged_decode_args(bag)](cudaStream_t s, const kernels::LaunchOptions& o) {
-        return kernels::sparse::paged_decode(a, s, o);
-      };
-    raise(PyExc_ValueError, fmt::format("kparity.kernel: {} has no CUDA kernel", op));
+    return [bound = judging::bind_kernel(op, bag)](cudaStream_t s, const kernels::LaunchOptions& o) {
+      return bound(s, o, {});
+    };
   });
 }
 

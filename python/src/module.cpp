@@ -6,6 +6,7 @@ NB_MODULE(_kparity, m) {
   kparity::py::bind_checks(m);
   kparity::py::bind_catalog(m);
   kparity::py::bind_ops(m);
+  kparity::py::bind_judge(m);
 #ifdef KPARITY_PY_WITH_KERNELS
   kparity::py::bind_kernels(m);
   m.attr("has_kernels") = true;

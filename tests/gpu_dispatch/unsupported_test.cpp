@@ -6,21 +6,14 @@
 
 #include "kparity/diagnostics/catalog.hpp"
 #include "kparity/diagnostics/examples.hpp"
+#include "kparity/judge/kernel_launch.hpp"
 #include "kparity/kernels/kda.hpp"
-#include "kparity/kernels/sparse.hpp"
 
 namespace {
 
 using namespace kparity;
 
-Status launch(const std::string& op, const ArgBag& bag) {
-  if (op == kda::kChunkOp) return kernels::kda::chunk(kda::chunk_args(bag), nullptr);
-  if (op == kda::kRecurrentOp) return kernels::kda::recurrent(kda::recurrent_args(bag), nullptr);
-  if (op == kda::kPackedDecodeOp) return kernels::kda::packed_decode(kda::packed_decode_args(bag), nullptr);
-  if (op == kda::kReplaySsmDecodeOp) return kernels::kda::replayssm_decode(kda::replayssm_decode_args(bag), nullptr);
-  if (op == sparse::kPagedPrefillOp) return kernels::sparse::paged_prefill(sparse::paged_prefill_args(bag), nullptr);
-  return kernels::sparse::paged_decode(sparse::paged_decode_args(bag), nullptr);
-}
+Status launch(const std::string& op, const ArgBag& bag) { return judging::launch_kernel(op, bag, nullptr, {}); }
 
 TEST(KernelDispatch, EveryKernelEntryFiresExactlyOnItsExample) {
   int seen = 0;

@@ -51,8 +51,9 @@ def to_cpu(args: dict[str, Any]) -> dict[str, Any]:
     return {k: v.detach().cpu().clone() if isinstance(v, torch.Tensor) else v for k, v in args.items()}
 
 
-# The fixtures of ops with a CUDA kernel: kda/chunk has none (fla's chunk_kda is what gets checked, through
-# kparity.fuzz.check_implementation); its fixtures serve the reference and the contract.
+# The fixtures of ops whose kernel every CUDA build has: kda/chunk's chunked kernel is built only with
+# -DKPARITY_CHUNK_KERNEL=ON and follows the kparity-chunk profile, not the faithful one (its GPU tests are
+# tests/gpu_kda/test_chunk.cpp); its fixtures serve the reference and the contract.
 KERNEL_OPS = ("kda/recurrent", "kda/packed_decode", "kda/replayssm_decode", "sparse/paged_prefill", "sparse/paged_decode")
 FIXTURES = sorted(f for f in json.loads(_kparity._fixtures_json())
                   if example_args({"fixture": f})[0] in KERNEL_OPS)

@@ -25,7 +25,7 @@
 #include "kparity/fuzz/backends/guarded_image.hpp"
 
 #ifdef KPARITY_FUZZ_KERNELS
-#include "cuda/device_mirror.hpp"
+#include "kparity/judge/device_mirror.hpp"
 #endif
 
 namespace kparity::fuzz {
@@ -135,7 +135,7 @@ ChildOutcome call_in_child(const abi::Plugin& plugin, const std::string& op, con
 struct PluginRun {
   std::vector<std::unique_ptr<HostMirror>> host;
 #ifdef KPARITY_FUZZ_KERNELS
-  std::vector<std::unique_ptr<DeviceMirror>> device;
+  std::vector<std::unique_ptr<judging::DeviceMirror>> device;
 #endif
   ArgBag bag;
   abi::PluginResult result;
@@ -150,7 +150,7 @@ void mirror(PluginRun& run, Call& c, bool cuda) {
   for (auto& [name, t] : c.tensors) {
     if (cuda) {
 #ifdef KPARITY_FUZZ_KERNELS
-      auto m = std::make_unique<DeviceMirror>(name, t, is_written(c, name));
+      auto m = std::make_unique<judging::DeviceMirror>(name, t, is_written(c, name));
       run.bag.tensors.emplace(name, m->view());
       run.device.push_back(std::move(m));
 #else
@@ -181,7 +181,7 @@ std::string settle(PluginRun& run, bool cuda) {
       throw ImplFailure(FailureClass::crashed, std::string("CUDA error after the call: ") + cudaGetErrorString(e));
     try {
       for (auto& m : run.device) add(m->finish());
-      probe_device();
+      judging::probe_device();
     } catch (const std::exception& ex) {
       throw ImplFailure(FailureClass::crashed, std::string("the device is unusable after the call: ") + ex.what());
     }

@@ -222,10 +222,7 @@ void differential_case(const OpFuzzSpec& spec, const Backend& backend, const Imp
     const std::optional<Call> b = run_or_settle(d, backend, ledger, stop);
     if (stop) return;
     if (!b) continue;
-    const Call f = [&] {
-      const reference::PrecisionProfileScope profile(o.profile);
-      return run_faithful(c);
-    }();
+    const Call f = run_faithful(c, o.profile);
     const DifferentialResult r = judge(c, run_oracle(c), f, *b, spec);
     if (!r.pass) {
       FindingSignature s;

@@ -67,12 +67,6 @@ std::string expected_finding(ExpectedOrigin origin, const std::string& detail) {
 
 }  // namespace
 
-ExpectedOrigin expected_origin(const std::map<std::string, std::string>& metadata) {
-  if (auto it = metadata.find("kparity.expected"); it != metadata.end())
-    return it->second == "oracle" ? ExpectedOrigin::oracle : ExpectedOrigin::unknown;
-  return metadata.count("kparity.property") ? ExpectedOrigin::oracle : ExpectedOrigin::unknown;
-}
-
 void write_call(const Call& call, const std::string& path, const Call* expected,
                 const std::map<std::string, std::string>& info) {
   std::map<std::string, TensorView> expected_views;
@@ -102,22 +96,6 @@ std::string save_call(const Call& call, const std::string& dir, const std::strin
   if (expected) meta["expected"] = "oracle";  // expected_origin() reads it back
   write_call(call, path, expected ? &*expected : nullptr, meta);
   return path;
-}
-
-Call call_of_bag(const ops::OpInfo& op, const ArgBag& bag) {
-  Call c;
-  c.op = std::string(op.op);
-  for (const auto& [name, v] : bag.tensors) {
-    Tensor t(v.dtype, v.shape());
-    t.copy_from(v);
-    c.tensors.emplace(name, std::move(t));
-  }
-  c.scalars = bag.scalars;
-  c.flags = bag.flags;
-  c.written = op.written_by(bag);
-  for (auto name : op.pure_outputs())
-    if (std::find(c.written.begin(), c.written.end(), name) != c.written.end()) c.pure_outputs.emplace_back(name);
-  return c;
 }
 
 Call load_call(const std::string& path, std::map<std::string, Tensor>* expected, ExpectedOrigin* origin) {

@@ -369,10 +369,6 @@ Tensor recurrent_result_as_chunk(const Call& recurrent, const Call& chunk, const
                        [&](I b, I t) { return std::pair<I, I>{0, b * T + t}; });
 }
 
-double kda_chunk_abs_floor(const Call& call, std::string_view name, const Call* oracle) {
-  return kda_abs_floor(chunk_as_recurrent(call, reference::Precision::oracle), name, oracle);
-}
-
 OpFuzzSpec kda_chunk_spec() {
   OpFuzzSpec s;
   s.op = std::string(kda::kChunkOp);

@@ -14,28 +14,6 @@
 
 namespace kparity::fuzz::sparse_fuzz {
 
-std::vector<Source> sources_of(std::string_view op) {
-  if (op == kparity::sparse::kPagedPrefillOp)
-    return {{"kv_indptr_prefix", "kv_indices_prefix", "unified_kv", false, true},
-            {"kv_indptr_extend", "kv_indices_extend", "kv", true, true}};
-  if (op == kparity::sparse::kPagedDecodeOp) return {{"kv_indptr", "kv_indices", "unified_kv", false, false}};
-  throw std::invalid_argument("sparse_fuzz: '" + std::string(op) + "' is not a sparse-attention op");
-}
-
-std::int64_t tokens(const Call& c) { return c.at("q").view().size(0); }
-std::int64_t heads(const Call& c) { return c.at("q").view().size(1); }
-
-Lists read_lists(const Call& c, const Source& s) {
-  const TensorView ptr = c.at(s.indptr).view(), idx = c.at(s.indices).view();
-  const std::int64_t T = tokens(c);
-  Lists out(static_cast<std::size_t>(T));
-  for (std::int64_t t = 0; t < T; ++t) {
-    const std::int64_t b = ptr.load_int_flat(t), e = ptr.load_int_flat(t + 1);
-    for (std::int64_t j = b; j < e; ++j) out[static_cast<std::size_t>(t)].push_back(idx.load_int_flat(j));
-  }
-  return out;
-}
-
 void write_lists(Call& c, const Source& s, const Lists& lists) {
   std::int64_t n = 0;
   for (const auto& l : lists) n += static_cast<std::int64_t>(l.size());
@@ -125,75 +103,6 @@ Tensor other_layout(const Tensor& t, std::uint64_t choice) {
       break;
   }
   return relayout(t, padded_strides(shape, 0, 2), offset);  // every element two apart
-}
-
-Magnitudes magnitudes(const Call& c) {
-  Magnitudes m;
-  const TensorView q = c.at("q").view();
-  for_each_element(q, [&](std::span<const std::int64_t> i, std::int64_t) {
-    const double v = std::fabs(q.load(i));
-    if (std::isfinite(v)) m.max_q = std::max(m.max_q, v);
-  });
-  const std::int64_t T = tokens(c), H = heads(c), D = q.size(2);
-  const auto shift_it = c.scalars.find("replicated_logit_shift");
-  const double shift = shift_it == c.scalars.end() ? 0.0 : std::fabs(shift_it->second);
-  const double scale = std::fabs(c.scalars.at("softmax_scale"));
-  // Per token and channel, the largest |value| among its selected rows: |logit| <= scale *
-  // sum_d |q[t, h, d]| * kmax[t][d] (+ |shift|), far closer to the real logits than D * max|q| *
-  // max|row| while costing T * (H + keys) * D.
-  std::vector<std::vector<double>> kmax(static_cast<std::size_t>(T), std::vector<double>(static_cast<std::size_t>(D), 0.0));
-  std::vector<std::int64_t> keys(static_cast<std::size_t>(T), 0);
-  for (const auto& s : sources_of(c.op)) {
-    const TensorView rows = c.at(s.rows).view();
-    const auto lists = read_lists(c, s);
-    for (std::size_t t = 0; t < lists.size(); ++t)
-      for (auto r : lists[t]) {
-        if (r < 0 || r >= rows.size(0)) continue;
-        ++keys[t];
-        for (std::int64_t d = 0; d < D; ++d) {
-          const double v = std::fabs(rows.at({r, d}));
-          if (!std::isfinite(v)) continue;
-          m.max_selected = std::max(m.max_selected, v);
-          kmax[t][static_cast<std::size_t>(d)] = std::max(kmax[t][static_cast<std::size_t>(d)], v);
-        }
-      }
-  }
-  for (std::int64_t t = 0; t < T; ++t) {
-    m.max_keys = std::max(m.max_keys, keys[static_cast<std::size_t>(t)]);
-    if (keys[static_cast<std::size_t>(t)] == 0) continue;
-    for (std::int64_t h = 0; h < H; ++h) {
-      double b = 0.0;
-      for (std::int64_t d = 0; d < D; ++d) {
-        const double v = std::fabs(q.at({t, h, d}));
-        if (std::isfinite(v)) b += v * kmax[static_cast<std::size_t>(t)][static_cast<std::size_t>(d)];
-      }
-      m.max_logit = std::max(m.max_logit, scale * b + shift);
-    }
-  }
-  const TensorView sink = c.at("attn_sink").view();
-  for (std::int64_t h = 0; h < heads(c); ++h) {
-    const double v = std::fabs(static_cast<double>(static_cast<float>(sink.load_flat(h))));
-    if (std::isfinite(v)) m.max_logit = std::max(m.max_logit, v + shift);
-  }
-  return m;
-}
-
-double dtype_eps(DType t) {
-  switch (t) {
-    case DType::bf16: return 0x1p-7;
-    case DType::f16: return 0x1p-10;
-    case DType::f32: return 0x1p-23;
-    default: throw std::invalid_argument("dtype_eps: not a float dtype");
-  }
-}
-
-double dtype_min_subnormal(DType t) {
-  switch (t) {
-    case DType::bf16: return 0x1p-133;
-    case DType::f16: return 0x1p-24;
-    case DType::f32: return 0x1p-149;
-    default: throw std::invalid_argument("dtype_min_subnormal: not a float dtype");
-  }
 }
 
 std::string bit_diff(const TensorView& a, const TensorView& b) {

@@ -27,7 +27,7 @@ class Tensor {
   // buffer of 4 MiB or more, once the tensor is destroyed, goes to a small store of the destroying
   // thread (at most 4 buffers, 256 MiB) instead of back to the allocator, for the next recycled
   // tensor of that thread to reuse, its pages already mapped. For a caller that makes large tensors
-  // of similar sizes over and over (the fuzz oracle's copy of each case, fuzz/src/backends/reference.cpp):
+  // of similar sizes over and over (the rule's oracle copy of each case, judge/src/runs.cpp):
   // mapping fresh pages for tens of MiB a case was a quarter of a kernel-sized sparse oracle. Copies
   // of a recycled tensor are ordinary tensors.
   static Tensor recycled_poisoned(DType dtype, Shape shape);

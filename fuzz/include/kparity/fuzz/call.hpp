@@ -1,6 +1,6 @@
 #pragma once
-// One op call as the fuzzer sees it: the op's arguments by upstream name, owned, so a call can be
-// cloned, mutated, run on any backend, saved as a `kparity run` dump and replayed.
+// What the fuzzer adds to a call (kparity/judge/call.hpp): the generators' knobs, the edge buckets a
+// case hits, the recorded input of the case being run.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -9,35 +9,14 @@
 #include <string_view>
 #include <vector>
 
-#include "kparity/core/tensor.hpp"
-#include "kparity/diagnostics/checker.hpp"
+#include "kparity/judge/call.hpp"
 
 namespace kparity::fuzz {
 
 struct ShapePreset;  // generators/presets.hpp
 struct ShapePins;    // generators/pins.hpp
 
-struct Call {
-  std::string op;  // "kda/replayssm_decode", ... (the name every layer uses)
-  std::map<std::string, Tensor> tensors;
-  std::map<std::string, double> scalars;
-  std::map<std::string, bool> flags;
-  // Tensors the op writes (outputs and in-place state, rings): compared by the differential rule,
-  // poisoned before a run when they are pure outputs.
-  std::vector<std::string> written;
-  std::vector<std::string> pure_outputs;  // subset of `written` whose old contents are never read
-  std::string description;                // one line: the drawn shape and knobs, for logs and reports
-  // How the references (and the CUDA launchers, with the kernel entry) validate this call. Calls
-  // with NaN/Inf where upstream accepts them but kparity's data checks do not (a non-finite value
-  // in a selected row) run with `deep` off; the special-values differential properties do that.
-  ValidateOptions options = ValidateOptions::strict(Entry::reference);
-
-  // Views into this call's tensors (invalidated when `tensors` is modified).
-  ArgBag bag() const;
-  // Throw std::out_of_range naming the op and the missing tensor.
-  Tensor& at(const std::string& name);
-  const Tensor& at(const std::string& name) const;
-};
+using judging::Call;  // kparity/judge/call.hpp: the call the rule runs and judges
 
 // Knobs a property passes to a generator.
 struct GenConfig {

@@ -14,17 +14,20 @@
 #include <string>
 #include <vector>
 
-#include "device_mirror.hpp"
 #include "kparity/diagnostics/catalog.hpp"
 #include "kparity/fuzz/backends/backend.hpp"
 #include "kparity/fuzz/backends/rejected_case.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
 #include "kparity/fuzz/mutator/mutator.hpp"
 #include "kparity/fuzz/properties/property.hpp"
-#include "launch_op.hpp"
+#include "kparity/judge/device_mirror.hpp"
+#include "kparity/judge/kernel_launch.hpp"
 
 namespace kparity::fuzz {
 namespace {
+
+using judging::cuda_check;
+using judging::DeviceMirror;
 
 std::string verdict_text(const Status& st) {
   if (st.ok()) return "accepted (a launch may have run)";
@@ -51,7 +54,7 @@ void rejected_call_never_launches(const std::string& op, const std::vector<Mutat
   if (!on_device) {
     std::map<std::string, std::vector<std::byte>> before;
     for (const auto& [name, t] : mu.call.tensors) before[name] = t.storage();
-    const Status st = launch_op(op, mu.bag(), o);
+    const Status st = judging::launch_kernel(op, mu.bag(), nullptr, o);
     RC_LOG() << verdict_text(st) << "\n";
     RC_ASSERT(!st.ok());
     RC_ASSERT(st.first_error()->id == m.id);
@@ -65,7 +68,7 @@ void rejected_call_never_launches(const std::string& op, const std::vector<Mutat
     const auto alias = mu.alias.find(name);
     v.data = mirrors.at(alias == mu.alias.end() ? name : alias->second)->view().data;
   }
-  const Status st = launch_op(op, dev, o);
+  const Status st = judging::launch_kernel(op, dev, nullptr, o);
   RC_LOG() << verdict_text(st) << "\n";
   cuda_check(cudaDeviceSynchronize(), "after the rejected call");
   std::string problems;
@@ -84,7 +87,7 @@ std::vector<Property> launcher_properties() { return launcher_properties(probe_c
 std::vector<Property> launcher_properties(bool on_device) {
   std::vector<Property> out;
   for (const auto& spec : op_specs()) {
-    if (!has_launcher(spec.op)) continue;
+    if (!judging::has_kernel(spec.op)) continue;
     Property p;
     p.op = spec.op;
     p.kind = "contracts";

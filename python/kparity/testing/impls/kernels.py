@@ -10,7 +10,8 @@ from typing import Any, Callable
 def kernels(op: str) -> Callable[..., Any]:
     """An implementation of ``op`` that launches ``kparity.kernel`` on the current stream: in-place
     ops return upstream's (out, initial_state); sparse attention returns out or (out, lse); the
-    recurrence returns (o, final_state or None), final_state in fp32 as fla allocates it. Raises
+    recurrence returns (o, final_state or None), final_state in fp32 as fla allocates it; kda/chunk
+    returns chunk_kda's (o, final_state or None). Raises
     NotImplementedError where the kernels do (head dims, dtypes), which the fuzzer counts as
     unsupported."""
     import kparity
@@ -36,6 +37,11 @@ def kernels(op: str) -> Callable[..., Any]:
             written = kparity.kernel(op, **args)
             return written["out"], (written["final_state"] if want_state else None)
         written = kparity.kernel(op, **args)
+        if op == "kda/chunk":
+            # chunk_kda returns (o, final_state), final_state only with output_final_state (kparity
+            # writes it, allocated as upstream allocates it, only then). Without a build of the
+            # chunked kernel (-DKPARITY_CHUNK_KERNEL=ON) the call above raises NotImplementedError.
+            return written["out"], (written["final_state"] if args.get("output_final_state") else None)
         if op.startswith("sparse/"):
             return (written["out"], written["lse"]) if args.get("return_lse") else written["out"]
         return written["out"], written["initial_state"]

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kparity/fuzz/backends/backend.hpp"
 #include "kparity/fuzz/backends/failure.hpp"
 #include "kparity/fuzz/call.hpp"
 #include "kparity/reference/precision_profile.hpp"
@@ -128,7 +129,6 @@ nlohmann::json provenance(const Call& call, const CallVerdict& verdict, std::str
 // The check of a differential or determinism property of an implementation (explain_check.cpp):
 // runs `backend` on the call (its isolation and time limit), then the rule under `profile`.
 // `adapt` and `supports` (optional) as in ImplPropertyOptions: a variant outside them is skipped.
-struct Backend;
 struct OpFuzzSpec;
 CallCheck implementation_check(const OpFuzzSpec& spec, const Backend& backend, const std::string& kind,
                                reference::PrecisionProfile profile, std::function<bool(Call&)> adapt,

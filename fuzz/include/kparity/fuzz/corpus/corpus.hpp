@@ -13,12 +13,9 @@
 
 namespace kparity::fuzz {
 
-// Where a dump's expected.* came from, as far as its metadata says: `oracle` when kparity's fuzzer
-// saved them (save_call below writes "kparity.expected": "oracle"; dumps it wrote before that key
-// existed carry "kparity.property", and save_call has always stored the oracle's results), else
-// `unknown` (what the user saved: an upstream kernel's outputs, a hand-edited file).
-enum class ExpectedOrigin { oracle, unknown };
-ExpectedOrigin expected_origin(const std::map<std::string, std::string>& metadata);
+// Where a dump's expected.* came from (kparity/judge/call.hpp).
+using judging::expected_origin;
+using judging::ExpectedOrigin;
 
 // Writes `call` to `path`. With `expected`, also its written tensors as expected.<name>.
 // `info` goes to __metadata__ under "kparity.<key>" (ignored by `kparity run`).
@@ -30,10 +27,7 @@ void write_call(const Call& call, const std::string& path, const Call* expected 
 std::string save_call(const Call& call, const std::string& dir, const std::string& stem,
                       const std::map<std::string, std::string>& info = {});
 
-// A Call of `op` holding copies of `bag`'s tensors, its scalars and flags; `written` and
-// `pure_outputs` as the op names them for this bag; options are a Call's default (strict, at the
-// reference entry: how a dump is validated).
-Call call_of_bag(const ops::OpInfo& op, const ArgBag& bag);
+using judging::call_of_bag;  // kparity/judge/call.hpp
 
 // Reads a dump (ops::load_dump, as `kparity run` does) into a Call; `written` and `pure_outputs` come
 // from the op. expected.* tensors, if any, go to `expected`, and where they came from to `origin`.

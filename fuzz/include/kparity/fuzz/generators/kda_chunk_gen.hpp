@@ -14,6 +14,7 @@
 
 #include "kparity/fuzz/call.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/judge/floors.hpp"
 #include "kparity/reference/precision.hpp"
 
 namespace kparity::fuzz {
@@ -48,10 +49,8 @@ Call chunk_as_recurrent(const Call& c, reference::Precision p);
 // Values of a recurrent call's out/final_state laid out as `chunk`'s (for comparisons).
 Tensor recurrent_result_as_chunk(const Call& recurrent, const Call& chunk, const std::string& name);
 
-// The differential floor of kda/recurrent on the equivalent call (same recurrence, same recipe);
-// `oracle`, when not null, is the chunk call's oracle result (the same values as the equivalent
-// recurrent call's: kda/chunk's oracle runs that recurrence).
-double kda_chunk_abs_floor(const Call& call, std::string_view name, const Call* oracle = nullptr);
+// The differential floor of kda/recurrent on the equivalent call (kparity/judge/floors.hpp).
+using judging::kda_chunk_abs_floor;
 
 OpFuzzSpec kda_chunk_spec();
 

@@ -14,6 +14,7 @@
 #include "kparity/fuzz/call.hpp"
 #include "kparity/fuzz/generators/kda_case.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
+#include "kparity/judge/floors.hpp"
 
 namespace kparity::fuzz {
 
@@ -43,10 +44,8 @@ rc::Gen<std::int64_t> uniform_int(std::int64_t lo, std::int64_t hi);
 // config; a property that pins a config lists its own, so its report shows real coverage gaps).
 std::vector<std::string> kda_buckets(std::string_view op, const GenConfig& cfg, const KdaDrawOptions& o = {});
 
-// The absolute floor of the shared differential rule for tensor `name` of `call` (the floor scales
-// with the magnitude of the oracle's result, the one run_oracle gives: `oracle` when not null, else
-// an oracle run of `call`). Recipes are next to the numbers in kda_gen.cpp.
-double kda_abs_floor(const Call& call, std::string_view name, const Call* oracle = nullptr);
+// The rule's floor of the KDA ops (kparity/judge/floors.hpp; recipes in judge/src/floors_kda.cpp).
+using judging::kda_abs_floor;
 
 // The specs of kda/recurrent, kda/packed_decode and kda/replayssm_decode (op_spec.hpp).
 std::vector<OpFuzzSpec> kda_specs();

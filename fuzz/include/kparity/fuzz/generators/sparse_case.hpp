@@ -10,25 +10,22 @@
 
 #include "kparity/core/tensor.hpp"
 #include "kparity/fuzz/call.hpp"
+#include "kparity/judge/sparse_reading.hpp"
 
 namespace kparity::fuzz::sparse_fuzz {
 
-// One CSR source of a call, by upstream argument names.
-struct Source {
-  const char* indptr;
-  const char* indices;
-  const char* rows;  // the [rows, D] tensor the indices address
-  bool shifted;      // its logits carry replicated_logit_shift (prefill's extend source)
-  bool sentinels;    // negative entries are skipped (prefill) rather than invalid (decode)
-};
+// The reading helpers the rule's floors need too (kparity/judge/sparse_reading.hpp).
+using judging::sparse_reading::dtype_eps;
+using judging::sparse_reading::dtype_min_subnormal;
+using judging::sparse_reading::heads;
+using judging::sparse_reading::Lists;
+using judging::sparse_reading::Magnitudes;
+using judging::sparse_reading::magnitudes;
+using judging::sparse_reading::read_lists;
+using judging::sparse_reading::Source;
+using judging::sparse_reading::sources_of;
+using judging::sparse_reading::tokens;
 
-// prefill: {prefix, extend}; decode: {the one source}. Throws std::invalid_argument otherwise.
-std::vector<Source> sources_of(std::string_view op);
-
-// Per token, the entries of its span [indptr[t], indptr[t+1]) in span order, sentinels kept; a
-// decreasing span reads as empty (spec C.1 item 1).
-using Lists = std::vector<std::vector<std::int64_t>>;
-Lists read_lists(const Call& c, const Source& s);
 // Replaces the source's CSR tensors by a compact CSR of `lists` (indptr[0] = 0, no slack), keeping
 // their dtypes.
 void write_lists(Call& c, const Source& s, const Lists& lists);
@@ -36,9 +33,6 @@ void write_lists(Call& c, const Source& s, const Lists& lists);
 std::vector<bool> selected_rows(const Call& c, const Source& s);
 // Per token, whether any source selects at least one row (S_t non-empty).
 std::vector<bool> has_keys(const Call& c);
-
-std::int64_t tokens(const Call& c);  // T = q.size(0)
-std::int64_t heads(const Call& c);   // H = q.size(1)
 
 // Appends `n` rows to the source tensor `name` (existing values kept, new rows zero, contiguous
 // layout) and returns the index of the first new row.
@@ -49,21 +43,6 @@ Tensor relayout(const Tensor& t, const Shape& strides, std::int64_t offset);
 // A layout different from t's: non-contiguous (padded rows, a permuted leading pair, or a column
 // stride of 2) for a contiguous t, contiguous otherwise; `choice` selects among the options.
 Tensor other_layout(const Tensor& t, std::uint64_t choice);
-
-// Bounds the properties and floors derive tolerances from.
-struct Magnitudes {
-  double max_selected = 0.0;  // largest finite |value| in a selected row (bounds |out|: a convex mix)
-  double max_q = 0.0;         // largest finite |q|
-  double max_logit = 0.0;     // bound on |logit| and |sink + shift| over finite terms
-  std::int64_t max_keys = 0;  // most selected keys of one token (duplicates counted)
-};
-Magnitudes magnitudes(const Call& c);
-
-// Storage-dtype constants: eps = spacing of 1 relative to 1 in the significand (2^-7 bf16, 2^-10
-// f16, 2^-23 f32), so one ulp of |x| is at most eps*|x| above the normal range; min_sub is the
-// smallest subnormal, the ulp below it.
-double dtype_eps(DType t);
-double dtype_min_subnormal(DType t);
 
 // Element-wise bit equality of two tensors of one shape and dtype; "" or the first difference.
 std::string bit_diff(const TensorView& a, const TensorView& b);

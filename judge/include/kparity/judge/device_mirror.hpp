@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "kparity/core/tensor.hpp"
-#include "kparity/fuzz/backends/guarded_image.hpp"
+#include "kparity/judge/guarded_image.hpp"
 
-namespace kparity::fuzz {
+namespace kparity::judging {
 
 inline void cuda_check(cudaError_t e, const std::string& what) {
   if (e != cudaSuccess) throw std::runtime_error(what + ": " + cudaGetErrorString(e));
@@ -61,4 +61,4 @@ class DeviceMirror {
   TensorView view_;
 };
 
-}  // namespace kparity::fuzz
+}  // namespace kparity::judging

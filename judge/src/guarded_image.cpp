@@ -1,11 +1,11 @@
 // A tensor's memory span between guard bands (guarded_image.hpp).
-#include "kparity/fuzz/backends/guarded_image.hpp"
+#include "kparity/judge/guarded_image.hpp"
 
 #include <algorithm>
 
-#include "kparity/fuzz/backends/guard.hpp"
+#include "kparity/judge/guard.hpp"
 
-namespace kparity::fuzz {
+namespace kparity::judging {
 
 GuardedImage::GuardedImage(std::string name, Tensor& host, bool written)
     : name_(std::move(name)), host_(host), written_(written) {
@@ -58,4 +58,4 @@ std::string GuardedImage::finish(std::span<const std::byte> after) {
   return problems;
 }
 
-}  // namespace kparity::fuzz
+}  // namespace kparity::judging

@@ -1,18 +1,18 @@
-// The references as the differential rule runs them (reference.hpp).
-#include "kparity/fuzz/backends/reference.hpp"
+// The references as the differential rule runs them (runs.hpp).
+#include "kparity/judge/runs.hpp"
 
 #include <algorithm>
 #include <array>
 #include <optional>
 #include <stdexcept>
 
-#include "kparity/fuzz/harness_mutant.hpp"
+#include "kparity/judge/harness_mutant.hpp"
 #include "kparity/ops/op_table.hpp"
 #include "kparity/reference/accumulate.hpp"
 #include "kparity/reference/elements.hpp"
 #include "kparity/reference/planted_fault.hpp"
 
-namespace kparity::fuzz {
+namespace kparity::judging {
 namespace {
 
 bool narrow_float(DType t) { return t == DType::bf16 || t == DType::f16; }
@@ -109,7 +109,8 @@ Call run_oracle(const Call& call) {
   return o;
 }
 
-Call run_faithful(const Call& call) {
+Call run_faithful(const Call& call, std::optional<reference::PrecisionProfile> profile) {
+  const reference::PrecisionProfileScope scope(profile.value_or(reference::precision_profile()));
   Call f = call;
   ops::run_reference(f.op, f.bag(), reference::Precision::faithful, f.options);
   return f;
@@ -143,4 +144,4 @@ std::vector<Backend> control_backends(const std::vector<std::string>& ops) {
   return out;
 }
 
-}  // namespace kparity::fuzz
+}  // namespace kparity::judging

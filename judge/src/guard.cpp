@@ -1,11 +1,11 @@
 // Guard bands and untouched bytes (guard.hpp).
-#include "kparity/fuzz/backends/guard.hpp"
+#include "kparity/judge/guard.hpp"
 
 #include <fmt/format.h>
 
-#include "kparity/fuzz/harness_mutant.hpp"
+#include "kparity/judge/harness_mutant.hpp"
 
-namespace kparity::fuzz {
+namespace kparity::judging {
 
 std::vector<std::byte> guard_pattern(DType t) {
   // Float patterns are quiet NaNs with a recognisable payload (0xDE..), so a guard value read by
@@ -65,4 +65,4 @@ std::string check_untouched(std::string_view tensor, const TensorView& layout, b
                      written ? "padding (non-element)" : "input", first);
 }
 
-}  // namespace kparity::fuzz
+}  // namespace kparity::judging

@@ -1,11 +1,11 @@
 // The harness mutants' names and, in the test-only build, the switch (harness_mutant.hpp).
-#include "kparity/fuzz/harness_mutant.hpp"
+#include "kparity/judge/harness_mutant.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-namespace kparity::fuzz {
+namespace kparity::judging {
 
 const std::vector<HarnessMutantInfo>& harness_mutants() {
   using M = HarnessMutant;
@@ -44,4 +44,4 @@ HarnessMutant active_harness_mutant() {
 }
 #endif
 
-}  // namespace kparity::fuzz
+}  // namespace kparity::judging

@@ -1,4 +1,4 @@
-// The CUDA kernels as a fuzz backend: every tensor of the call mirrored to the device inside guard
+// The CUDA kernels as a backend under test: every tensor of the call mirrored to the device inside guard
 // bands, pure outputs arriving poisoned (run_backend poisons them on the host), the typed launcher
 // called with synchronisation, then the hygiene checks (guard bands, inputs and padding untouched)
 // and a device probe so a fault is pinned on this case.
@@ -11,14 +11,12 @@
 #include <string>
 
 #include "../probe.hpp"
-#include "device_mirror.hpp"
-#include "kparity/fuzz/backends/backend.hpp"
-#include "kparity/fuzz/backends/guard.hpp"
-#include "kparity/kernels/kda.hpp"
-#include "kparity/kernels/sparse.hpp"
-#include "launch_op.hpp"
+#include "kparity/judge/backend.hpp"
+#include "kparity/judge/device_mirror.hpp"
+#include "kparity/judge/guard.hpp"
+#include "kparity/judge/kernel_launch.hpp"
 
-namespace kparity::fuzz {
+namespace kparity::judging {
 namespace {
 
 // Raw device scratch (the sparse decode split-K workspace) between guard bands.
@@ -74,7 +72,7 @@ Status launch(const Call& c, const ArgBag& dev, std::unique_ptr<GuardedScratch>&
       ws = {workspace->data(), workspace->bytes()};
     }
   }
-  return launch_op(c.op, dev, launch_options(c), ws);
+  return launch_kernel(c.op, dev, nullptr, launch_options(c), ws);
 }
 
 void run_on_device(Call& c) {
@@ -127,4 +125,4 @@ std::vector<Backend> cuda_backends(const DeviceProbe& probe, std::string& why) {
   return {Backend{"cuda", cuda_backend_ops(), &run_on_device}};
 }
 
-}  // namespace kparity::fuzz
+}  // namespace kparity::judging

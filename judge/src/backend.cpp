@@ -1,5 +1,5 @@
 // What runs a call (backend.hpp).
-#include "kparity/fuzz/backends/backend.hpp"
+#include "kparity/judge/backend.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,15 +10,11 @@
 
 #include "probe.hpp"
 
-namespace kparity::fuzz {
+namespace kparity::judging {
 
 bool Backend::implements(std::string_view op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 
-const std::vector<std::string>& cuda_backend_ops() {
-  static const std::vector<std::string> ops = {"kda/recurrent", "kda/packed_decode", "kda/replayssm_decode",
-                                               "sparse/paged_prefill", "sparse/paged_decode"};
-  return ops;
-}
+const std::vector<std::string>& cuda_backend_ops() { return kernel_ops(); }
 
 DeviceProbe probe_cuda(bool in_child) {
   if (!in_child) return probe_cuda_here();
@@ -60,4 +56,4 @@ DeviceProbe probe_cuda(bool in_child) {
 
 std::vector<Backend> cuda_backends(std::string& why) { return cuda_backends(probe_cuda(false), why); }
 
-}  // namespace kparity::fuzz
+}  // namespace kparity::judging
