@@ -178,4 +178,63 @@ TEST(SparseGen, OutFloorIsOneStorageUlpAtTheOutputBound) {
   }
 }
 
+// magnitudes() reads rows in runs (issue 32 B); here its definition element by element, through
+// TensorView::load: the same four numbers, exactly, on plain, special-value, small and kernel-sized
+// draws (every layout the generator draws, strided q and rows included).
+sparse_fuzz::Magnitudes magnitudes_by_element(const Call& c) {
+  sparse_fuzz::Magnitudes m;
+  const TensorView q = c.at("q").view();
+  for_each_element(q, [&](std::span<const std::int64_t> i, std::int64_t) {
+    if (const double v = std::fabs(q.load(i)); std::isfinite(v)) m.max_q = std::max(m.max_q, v);
+  });
+  const std::int64_t T = q.size(0), H = q.size(1), D = q.size(2);
+  const double shift = c.scalars.count("replicated_logit_shift") ? std::fabs(c.scalars.at("replicated_logit_shift")) : 0.0;
+  std::vector<std::vector<double>> kmax(static_cast<std::size_t>(T), std::vector<double>(static_cast<std::size_t>(D)));
+  std::vector<std::int64_t> keys(static_cast<std::size_t>(T));
+  for (const auto& s : sparse_fuzz::sources_of(c.op)) {
+    const TensorView rows = c.at(s.rows).view();
+    const auto lists = sparse_fuzz::read_lists(c, s);
+    for (std::size_t t = 0; t < lists.size(); ++t)
+      for (const auto r : lists[t]) {
+        if (r < 0 || r >= rows.size(0)) continue;
+        ++keys[t];
+        for (std::int64_t d = 0; d < D; ++d)
+          if (const double v = std::fabs(rows.at({r, d})); std::isfinite(v)) {
+            m.max_selected = std::max(m.max_selected, v);
+            kmax[t][static_cast<std::size_t>(d)] = std::max(kmax[t][static_cast<std::size_t>(d)], v);
+          }
+      }
+  }
+  for (std::int64_t t = 0; t < T; ++t) {
+    m.max_keys = std::max(m.max_keys, keys[static_cast<std::size_t>(t)]);
+    for (std::int64_t h = 0; keys[static_cast<std::size_t>(t)] > 0 && h < H; ++h) {
+      double b = 0.0;
+      for (std::int64_t d = 0; d < D; ++d)
+        if (const double v = std::fabs(q.at({t, h, d})); std::isfinite(v)) b += v * kmax[static_cast<std::size_t>(t)][static_cast<std::size_t>(d)];
+      m.max_logit = std::max(m.max_logit, std::fabs(c.scalars.at("softmax_scale")) * b + shift);
+    }
+  }
+  const TensorView sink = c.at("attn_sink").view();
+  for (std::int64_t h = 0; h < H; ++h)
+    if (const double v = std::fabs(static_cast<double>(static_cast<float>(sink.load_flat(h)))); std::isfinite(v))
+      m.max_logit = std::max(m.max_logit, v + shift);
+  return m;
+}
+
+TEST(SparseGen, MagnitudesEqualTheirElementByElementDefinition) {
+  int n = 0;
+  for (const auto& spec : specs())
+    for (const bool special : {false, true})
+      for (const bool large : {false, true})
+        for (const auto& call : sample(spec, {special, large}, large ? 8 : 40, 0x6d6167ull)) {
+          const auto got = sparse_fuzz::magnitudes(call), want = magnitudes_by_element(call);
+          EXPECT_EQ(got.max_q, want.max_q) << call.description;
+          EXPECT_EQ(got.max_selected, want.max_selected) << call.description;
+          EXPECT_EQ(got.max_logit, want.max_logit) << call.description;
+          EXPECT_EQ(got.max_keys, want.max_keys) << call.description;
+          ++n;
+        }
+  EXPECT_EQ(n, 2 * 2 * (40 + 8));
+}
+
 }  // namespace

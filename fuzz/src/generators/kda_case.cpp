@@ -13,6 +13,7 @@
 #include "kparity/diagnostics/contracts/kda_packed_decode.hpp"
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
+#include "fill_rows.hpp"
 
 namespace kparity::fuzz {
 namespace {
@@ -169,7 +170,7 @@ void fill_vector(const TensorView& t, std::int64_t n, Idx&& idx, const Dist& d, 
 }
 
 void fill_all(const TensorView& t, const Dist& d, Rng& rng) {
-  for_each_element(t, [&](std::span<const std::int64_t> idx, std::int64_t) { t.store(idx, draw_value(d, rng)); });
+  fill_rows(t, [&] { return draw_value(d, rng); });
 }
 
 using Ix = std::vector<std::int64_t>;

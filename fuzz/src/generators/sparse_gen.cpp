@@ -24,6 +24,7 @@
 #include "kparity/fuzz/generators/presets.hpp"
 #include "kparity/fuzz/generators/sparse_case.hpp"
 #include "kparity/judge/floors.hpp"
+#include "fill_rows.hpp"
 
 namespace kparity::fuzz {
 namespace {
@@ -543,7 +544,7 @@ Call Drawer::draw() {
   Tensor q = make_tensor(dt_, {T_, H_, D_}, ql);
   {
     Rng rng(sub_seed(seed, "q"));
-    for_each_element(q.view(), [&](std::span<const I> i, I) { q.view().store(i, draw_value(rng, qv)); });
+    fill_rows(q.view(), [&] { return draw_value(rng, qv); });
   }
   c.tensors["q"] = std::move(q);
   if (ql.kind != LayoutKind::contiguous || ql.offset) bucket("strided-q");
@@ -554,7 +555,7 @@ Call Drawer::draw() {
     const Layout l = draw_layout(true);
     Tensor rows = make_tensor(dt_, {alloc_rows[k], D_}, l);
     Rng rng(sub_seed(seed, s.rows));
-    for_each_element(rows.view(), [&](std::span<const I> i, I) { rows.view().store(i, draw_value(rng, kvv)); });
+    fill_rows(rows.view(), [&] { return draw_value(rng, kvv); });
     if (l.kind != LayoutKind::contiguous || l.offset) bucket("strided-kv");
     desc << "/" << layout_name(l);
     c.tensors[s.rows] = std::move(rows);
