@@ -10,6 +10,7 @@
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
 #include "kparity/judge/floors.hpp"
 #include "kparity/judge/runs.hpp"
+#include "runs_of.hpp"
 
 namespace kparity::judging {
 
@@ -28,9 +29,9 @@ double ulp(DType t, double m) {
 
 double max_abs(const TensorView& v) {
   double m = 0;
-  for_each_element(v, [&](std::span<const std::int64_t> i, std::int64_t) {
-    const double x = std::fabs(v.load(i));
-    if (std::isfinite(x)) m = std::max(m, x);
+  for_each_run(v, [&](const double* x, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i)
+      if (const double a = std::fabs(x[i]); std::isfinite(a)) m = std::max(m, a);
   });
   return m;
 }

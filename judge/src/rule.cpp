@@ -60,8 +60,8 @@ struct StoreTerm {
 // Calls fn(at, n, ro, rf, rb) for every row of the innermost dimension of the shape of `o`, in
 // row-major order: `at` the row-major position of the row's first element and ro/rf/rb its n values
 // in o, f and b (same shape, any strides and dtypes), widened as TensorView::load widens them. One
-// dtype dispatch per row, not per element.
-template <class Fn>
+// dtype dispatch per row, not per element. Without WithF, f is not read (rf is null).
+template <bool WithF = true, class Fn>
 void for_each_row(const TensorView& o, const TensorView& f, const TensorView& b, Fn&& fn) {
   const std::int64_t total = o.numel();
   if (total == 0) return;
@@ -74,9 +74,9 @@ void for_each_row(const TensorView& o, const TensorView& f, const TensorView& b,
   std::int64_t oo = 0, of = 0, ob = 0;
   for (std::int64_t at = 0; at < total; at += n) {
     reference::elements::load_run(o, oo, so, n, ro.data());
-    reference::elements::load_run(f, of, sf, n, rf.data());
+    if constexpr (WithF) reference::elements::load_run(f, of, sf, n, rf.data());
     reference::elements::load_run(b, ob, sb, n, rb.data());
-    fn(at, n, ro.data(), rf.data(), rb.data());
+    fn(at, n, ro.data(), WithF ? rf.data() : nullptr, rb.data());
     for (int d = r - 2; d >= 0; --d) {
       oo += o.strides[d], of += f.strides[d], ob += b.strides[d];
       if (++idx[d] < o.sizes[d]) break;
@@ -142,7 +142,8 @@ TensorError judge_tensor(const std::string& name, const TensorView& o, const Ten
   e.bound = empirical;
   std::int64_t worst = -1;
   const StoreTerm store_term(b.dtype, o.dtype);
-  for_each_row(o, f, b, [&](std::int64_t at0, std::int64_t n, const double* ro, const double*, const double* rb) {
+  // The second pass reads o and b only (f's part, err_f, is known).
+  for_each_row<false>(o, f, b, [&](std::int64_t at0, std::int64_t n, const double* ro, const double*, const double* rb) {
     for (std::int64_t i = 0; i < n; ++i) {
       const double vo = ro[i], vb = rb[i];
       if (value_class(vo) != 0 || value_class(vb) != 0) continue;

@@ -1,12 +1,14 @@
 // elements::narrow_f16_run / narrow_bf16_run (elements.hpp): runs of fp64 values stored as 16-bit
-// floats, sixteen at a time with AVX-512 where every value of the block is exactly an fp32 value
-// (the faithful model's results are fp32 values): then core's f64_to_f16_bits / f64_to_bf16_bits
-// round that float once to nearest even, which is what vcvtps2ph does (its NaN keeps the sign and
-// the top payload bits and sets the quiet bit, as f32_to_f16_bits does) and what the integer
-// rounding below does for bf16 (f32_to_bf16_bits' steps: add 0x7fff plus the kept lsb, a NaN's
-// quiet bit forced). Blocks holding a value that is not an fp32 value, the tail and other
-// machines store element by element through those functions. Storing a kernel-sized sparse
-// faithful result converts 16.7 M values (issue 25).
+// floats, sixteen at a time with AVX-512. core's f64_to_f16_bits / f64_to_bf16_bits round an fp64
+// value to fp32 by round-to-odd (f64_to_f32_odd: toward zero, the last bit set where that lost
+// anything, a NaN narrowed as static_cast does), then that float once to nearest even. Here the
+// same two steps on sixteen lanes: vcvtpd2ps toward zero, the lanes whose float differs from the
+// input (an ordered compare: NaNs never) get their last bit set; then vcvtps2ph rounds to nearest
+// even (its NaN keeps the sign and the top payload bits and sets the quiet bit, as f32_to_f16_bits
+// does), and for bf16 the integer rounding below (f32_to_bf16_bits' steps: add 0x7fff plus the kept
+// lsb, a NaN's quiet bit forced). Every block is vectorised, fp32 values or not (issue 32 B: drawn
+// fp64 values fell back to the scalar conversions, a tenth of a kernel-sized sparse case's host
+// time); the tail and other machines store element by element through those functions.
 #include <cstdint>
 #include <cstring>
 
@@ -30,25 +32,22 @@ bool has_avx512() noexcept {
   return yes;
 }
 
-// The 16 values as fp32, and whether each is exactly its fp32 value (NaNs count as exact: a NaN
-// narrows to fp32 as static_cast does, which is what f64_to_f32_odd returns for it).
-__attribute__((target("avx512f"))) inline bool as_floats(const double* in, __m512& f) {
+// The 16 values as fp32 rounded to odd, as f64_to_f32_odd rounds each.
+__attribute__((target("avx512f"))) inline __m512 as_floats_odd(const double* in) {
   const __m512d a = _mm512_loadu_pd(in), b = _mm512_loadu_pd(in + 8);
-  const __m256 fa = _mm512_cvtpd_ps(a), fb = _mm512_cvtpd_ps(b);
-  const __mmask8 ea = _mm512_cmp_pd_mask(_mm512_cvtps_pd(fa), a, _CMP_EQ_UQ);
-  const __mmask8 eb = _mm512_cmp_pd_mask(_mm512_cvtps_pd(fb), b, _CMP_EQ_UQ);
-  f = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(fa)), _mm256_castps_pd(fb), 1));
-  return ea == 0xff && eb == 0xff;
+  const __m256 fa = _mm512_cvt_roundpd_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 fb = _mm512_cvt_roundpd_ps(b, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __mmask8 la = _mm512_cmp_pd_mask(_mm512_cvtps_pd(fa), a, _CMP_NEQ_OQ);
+  const __mmask8 lb = _mm512_cmp_pd_mask(_mm512_cvtps_pd(fb), b, _CMP_NEQ_OQ);
+  const __m512i u = _mm512_castpd_si512(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(fa)), _mm256_castps_pd(fb), 1));
+  const __mmask16 lost = static_cast<__mmask16>(la | (static_cast<unsigned>(lb) << 8));
+  return _mm512_castsi512_ps(_mm512_mask_or_epi32(u, lost, u, _mm512_set1_epi32(1)));
 }
 
 __attribute__((target("avx512f"))) std::int64_t f16_avx512(const double* in, std::int64_t n, std::uint16_t* out) {
   std::int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    __m512 f;
-    if (!as_floats(in + i, f)) {
-      for (int k = 0; k < 16; ++k) out[i + k] = f64_to_f16_bits(in[i + k]);
-      continue;
-    }
+    const __m512 f = as_floats_odd(in + i);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
   return i;
@@ -59,11 +58,7 @@ __attribute__((target("avx512f"))) std::int64_t bf16_avx512(const double* in, st
   const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x0040);
   std::int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    __m512 f;
-    if (!as_floats(in + i, f)) {
-      for (int k = 0; k < 16; ++k) out[i + k] = f64_to_bf16_bits(in[i + k]);
-      continue;
-    }
+    const __m512 f = as_floats_odd(in + i);
     const __m512i u = _mm512_castps_si512(f);
     const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, magnitude), inf);
     const __m512i rounded = _mm512_srli_epi32(

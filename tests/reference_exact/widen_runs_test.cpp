@@ -2,10 +2,12 @@
 // bits for every one of the 65,536 16-bit patterns (NaN payloads and signs included), at every
 // alignment of a run; the vectorised narrowings (narrow_f16_run, narrow_bf16_run) give
 // f64_to_f16_bits / f64_to_bf16_bits' bits on fp32 values of every exponent (ties, subnormals,
-// overflow, NaNs with payloads, infinities) and on fp64 values that are not fp32 values.
+// overflow, NaNs with payloads, infinities) and on fp64 values that are not fp32 values (beside
+// 16-bit ties, past fp32's range, below its subnormals, normal draws).
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -46,10 +48,19 @@ TEST(WidenRuns, NarrowingsStoreAsTheScalarConversions) {
   for (int i = 0; i < 200000; ++i) {
     const std::uint32_t r = static_cast<std::uint32_t>(g());
     double x = static_cast<double>(std::bit_cast<float>(r));  // any fp32 pattern: NaNs, infs, subnormals
-    switch (g() % 8) {
+    // fp64 values beside a 16-bit tie: rounding them to fp32 to nearest first would land on the tie
+    // and then round to even, the wrong way for half of them (what round-to-odd prevents).
+    const double nudge = (g() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, -30 - static_cast<int>(g() % 20));
+    switch (g() % 12) {
       case 0: x = std::bit_cast<double>(g()); break;  // any fp64 pattern, mostly not an fp32 value
       case 1: x = static_cast<double>(std::bit_cast<float>((r & 0x807fe000u) | 0x38000000u | 0x1000u)); break;  // f16 ties
       case 2: x = static_cast<double>(std::bit_cast<float>((r & 0x80ff0000u) | 0x8000u)); break;  // bf16 ties
+      case 3: x = static_cast<double>(std::bit_cast<float>((r & 0x807fe000u) | 0x38000000u | 0x1000u)); x += x * nudge; break;
+      case 4: x = static_cast<double>(std::bit_cast<float>((r & 0x80ff0000u) | 0x8000u)); x += x * nudge; break;
+      case 5: x = std::ldexp(static_cast<double>(g() % (1u << 20)) + 0.5 + nudge, -44); break;  // f16 subnormal ties, nudged
+      case 6: x = std::ldexp(1.0 + static_cast<double>(g() % 1000) * 1e-3, 128 + static_cast<int>(g() % 8)) * (g() % 2 ? 1 : -1); break;  // past fp32's range
+      case 7: x = std::ldexp(1.0 + static_cast<double>(g() % 1000) * 1e-3, -160 + static_cast<int>(g() % 20)); break;  // below fp32's subnormals
+      case 8: x = std::normal_distribution<double>(0.0, 1.0)(g); break;  // what the generators draw
       default: break;
     }
     in.push_back(x);
