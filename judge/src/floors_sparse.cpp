@@ -5,6 +5,7 @@
 
 #include "kparity/judge/floors.hpp"
 #include "kparity/judge/sparse_reading.hpp"
+#include "rule_serial.hpp"
 
 namespace kparity::judging {
 
@@ -14,8 +15,25 @@ using namespace sparse_reading;
 // cover the one case the 2 * err_faithful term cannot: a faithful model that happens to be exact
 // (integer values, all logits equal), where a correct kernel still differs from the oracle by its
 // own rounding.
-double sparse_abs_floor(const Call& call, std::string_view name, const Call* /*oracle: the bounds need only the inputs*/) {
-  const Magnitudes m = magnitudes(call);
+namespace {
+
+// magnitudes(call), once per rule() for its written tensors (rule_serial.hpp); a caller outside the
+// rule (oracle null) always gets them afresh.
+const Magnitudes& magnitudes_of(const Call& call, const Call* oracle) {
+  thread_local std::uint64_t serial = 0;
+  thread_local const Call* of = nullptr;
+  thread_local Magnitudes m;
+  const std::uint64_t now = oracle != nullptr ? detail::rule_serial() : 0;
+  if (now == 0 || now != serial || of != &call) m = magnitudes(call);
+  serial = now, of = &call;
+  return m;
+}
+
+}  // namespace
+
+double sparse_abs_floor(const Call& call, std::string_view name, const Call* oracle) {
+  // The bounds need only the inputs; `oracle` marks a call from within rule() (see magnitudes_of).
+  const Magnitudes& m = magnitudes_of(call, oracle);
   const double n = static_cast<double>(m.max_keys);
   if (name == "out") {
     // |out| <= max selected |value| (a convex combination; the sink only shrinks it). Oracle and

@@ -16,6 +16,7 @@
 #include "kparity/ops/op_table.hpp"
 #include "kparity/reference/elements.hpp"
 #include "kparity/reference/error_bound.hpp"
+#include "rule_serial.hpp"
 
 namespace kparity::judging {
 namespace {
@@ -177,8 +178,14 @@ std::optional<reference::ErrorBounds> apriori_bounds(const Call& input) {
 
 }  // namespace
 
+std::uint64_t& detail::rule_serial() {
+  thread_local std::uint64_t serial = 0;
+  return serial;
+}
+
 DifferentialResult rule(const Call& input, const Call& oracle, const Call& faithful, const Call& backend,
                         const RuleOptions& options) {
+  ++detail::rule_serial();
   DifferentialResult r;
   const std::optional<reference::ErrorBounds> bounds = [&] {
     const reference::PrecisionProfileScope scope(options.profile.value_or(reference::precision_profile()));
