@@ -21,6 +21,19 @@ from typing import Any, Callable
 
 # The upstream versions scripts/fetch-peers.sh pins (the sglang files by commit; fla by the commit it
 # archived, default bc3b101d; KPARITY_FLA_COMMIT to record another).
+# Shared by the conventions probes (upstream_conventions.py, conventions_sparse.py).
+FLT_MAX = 3.4028234663852886e38
+DEV = "cuda"
+INF, NAN = math.inf, math.nan
+
+
+def raiser(e: BaseException) -> Callable[[], dict[str, Any]]:
+    """A bucket's body that raises `e` (a set-up that failed is recorded as the bucket's exception)."""
+    def f() -> dict[str, Any]:
+        raise e
+    return f
+
+
 SGLANG_FILES = {
     "fused_recurrent_linear_replayssm": ("python/sglang/kernels/ops/attention/fla/fused_recurrent_linear_replayssm.py",
                                          "03a70bf334be953130693f4f67453c33ca7f3290"),
