@@ -50,6 +50,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../sparse/lane_clones.hpp"
 #include "kda_detail.hpp"
 #include "kparity/reference/elements.hpp"
 #include "kparity/reference/error_bound.hpp"
@@ -216,6 +217,11 @@ void prepare_rows(const Tok& tok, TokRows& r) {
 struct RowLanes {
   std::vector<double> sya, ssd, syk, res, d, ss2, sdq, rho_new;
 };
+// Compiled for AVX-512, AVX2 and the baseline, picked at run time (issue 32 B: it was a seventh of a
+// kernel-sized KDA case's host time in the baseline build's SSE2): its lanes are rows, each with its
+// operations in the same order, and the library builds with -ffp-contract=off, so every clone gives
+// the same bits.
+KPARITY_CLONES
 void step_rows(const Ctx& c, std::vector<double>& ST, std::vector<double>& rho, const Tok& tok, const TokRows& r,
                std::vector<double>& d_out, std::vector<unsigned char>& finite_out, RowLanes& L) {
   const double u = c.u();
