@@ -1,9 +1,10 @@
 """The explain step's cost beside the shrink it follows (issue 33), on the CPU at small shapes: the
 plain-PyTorch planted slips of kparity.testing.impls.planted_findings through check_implementation,
-and optionally a C ABI plugin through `kparity fuzz --impl` (--cli and --plugin). Prints one row per
+and optionally the C ABI planted slips (tests/fuzz_external/plugins/planted_impl.cpp, bugs 7-10, built
+into <build>/tests) through `kparity fuzz --impl` (--cli and --plugins). Prints one markdown row per
 finding: the explain step's seconds and trials, the shrink's seconds, the round's (search + shrink).
 
-    python bench/fuzz/explain_cost.py [--seeds 41 42 43] [--cli build/cli/kparity --plugin lib.so]
+    python bench/fuzz/explain_cost.py [--seeds 41 42 43] [--cli build/cli/kparity --plugins build/tests]
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=[41, 42, 43])
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--cli", help="the kparity executable, for --plugin")
-    ap.add_argument("--plugin", help="a C ABI plugin with a sparse/paged_decode slip")
+    ap.add_argument("--plugins", help="the folder holding libkparity_test_planted_<slip>.so")
     args = ap.parse_args()
     print("| implementation | seed | finding | trials | explain s | shrink s | round s | explain/shrink | merged |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -40,34 +41,29 @@ def main() -> int:
     from kparity.testing.impls import planted_findings as pf
     for label, (op, impl) in (("python drops_fifth_key", pf.DROPS_FIFTH_KEY),
                               ("python ignores_inf_sink", pf.IGNORES_INF_SINK),
-                              ("python ignores_q_strides", pf.IGNORES_Q_STRIDES)):
+                              ("python ignores_q_strides", pf.IGNORES_Q_STRIDES),
+                              ("python wrong_last_chunk", pf.WRONG_LAST_CHUNK)):
         for seed in args.seeds:
             with tempfile.TemporaryDirectory() as d:
                 r = check_implementation(op, impl, device="cpu", corpus=d, cases=args.cases, seed=seed,
                                          properties=["differential"])
                 for row in rows_of(r.to_json(), label, seed):
                     print(row, flush=True)
-    if args.cli and args.plugin:
-        for seed in args.seeds:
-            with tempfile.TemporaryDirectory() as d:
-                report = os.path.join(d, "report.json")
-                subprocess.run([args.cli, "fuzz", "--impl", args.plugin, "--op", "sparse/paged_decode", "--property",
-                                "sparse/paged_decode/differential/" + _plugin_name(args.cli, args.plugin),
-                                "--cases", str(args.cases), "--seed", str(seed), "--explain-seconds", "3",
-                                "--corpus", d, "--report", report], capture_output=True, text=True)
-                with open(report, encoding="utf-8") as f:
-                    for row in rows_of(json.load(f), "C ABI " + os.path.basename(args.plugin), seed):
-                        print(row, flush=True)
+    if args.cli and args.plugins:
+        for slip, op in (("drops-fifth-key", "sparse/paged_decode"), ("ignores-inf-sink", "sparse/paged_decode"),
+                         ("ignores-q-strides", "sparse/paged_decode"), ("wrong-last-chunk", "kda/recurrent")):
+            lib = os.path.join(args.plugins, f"libkparity_test_planted_{slip.replace('-', '_')}.so")
+            for seed in args.seeds:
+                with tempfile.TemporaryDirectory() as d:
+                    report = os.path.join(d, "report.json")
+                    subprocess.run([args.cli, "fuzz", "--impl", lib, "--op", op, "--property",
+                                    f"{op}/differential/planted-{slip}", "--cases", str(args.cases), "--seed",
+                                    str(seed), "--explain-seconds", "3", "--corpus", d, "--report", report],
+                                   capture_output=True, text=True)
+                    with open(report, encoding="utf-8") as f:
+                        for row in rows_of(json.load(f), "C ABI " + slip, seed):
+                            print(row, flush=True)
     return 0
-
-
-def _plugin_name(cli: str, plugin: str) -> str:
-    """The plugin's name as its properties carry it ('planted-drops-fifth-key')."""
-    out = subprocess.run([cli, "fuzz", "--impl", plugin, "--list"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        if "sparse/paged_decode/differential/" in line:
-            return line.split("sparse/paged_decode/differential/")[1].split()[0]
-    return "impl"
 
 
 if __name__ == "__main__":

@@ -252,6 +252,7 @@ nlohmann::json Explanation::to_json() const {
   j["provenance"] = provenance;
   j["trials"] = trials;
   j["seconds"] = seconds;
+  j["provenance_seconds"] = provenance_seconds;
   j["out_of_budget"] = out_of_budget;
   return j;
 }
@@ -265,11 +266,13 @@ void locate_variant(Explanation& ex, const std::string& knob, const std::string&
   if (!ex.provenance.is_object() || ex.provenance.contains("at")) return;
   std::string line;
   nlohmann::json p;
+  const auto t0 = Clock::now();
   try {
     p = provenance(variant, v, line);
   } catch (const std::exception&) {
-    return;  // the shrunk call's provenance stands alone
+    p = nullptr;  // the shrunk call's provenance stands alone
   }
+  ex.provenance_seconds += since(t0);
   if (!p.is_object()) return;
   ex.provenance["at"] = {{"knob", knob}, {"value", value}, {"provenance", p}};
   ex.first_bad += fmt::format("; with {} {}: {}", knob, value, p.value("where", std::string("?")));
@@ -293,11 +296,13 @@ Explanation explain_finding(const Call& shrunk, const FindingSignature& failure,
   }
   ++ex.trials;
   if (base.failed && base.oracle) {
+    const auto p0 = Clock::now();
     try {
       ex.provenance = provenance(shrunk, base, ex.first_bad);
     } catch (const std::exception& e) {
       ex.first_bad = std::string("no provenance: ") + e.what();
     }
+    ex.provenance_seconds = since(p0);
   }
   if (!same_failure(base, failure)) {
     ex.first_bad = ex.first_bad.empty() ? "the shrunk call did not fail the same way when run again" : ex.first_bad;

@@ -30,7 +30,9 @@ constexpr I kMaxExamined = 128;
 constexpr I kMaxBlocks = 128;
 // Judgements at most (each one is the rule on the whole call): past it, the elements left count as
 // unexamined and the count is a lower bound ("approximate").
-constexpr I kMaxJudges = 256;
+// Binary search finds the first bad element of a bad block in log2(block) of them; the count after
+// it is the budget's rest (kept small: a judgement costs about as much as the rule on the call).
+constexpr I kMaxJudges = 96;
 
 std::string index_text(const std::vector<I>& idx) {
   std::string s;
@@ -169,7 +171,24 @@ nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& l
       examined = to;
       continue;
     }
-    for (I i = from; i < to; ++i) {
+    I start = from;
+    if (!first_found && to - from > 8) {
+      // The first bad element of this bad block: [from, lo) is good, [from, hi) holds a bad one.
+      I lo = from, hi = to;
+      while (hi - lo > 1 && judges < kMaxJudges) {
+        const I mid = lo + (hi - lo) / 2;
+        if (good(from, mid)) lo = mid;
+        else hi = mid;
+      }
+      if (hi - lo == 1) {
+        ++count;
+        bad.push_back(all[static_cast<std::size_t>(lo)]);
+        first_found = true, first_bad = all[static_cast<std::size_t>(lo)];
+        start = hi;
+        examined = hi;
+      }
+    }
+    for (I i = start; i < to; ++i) {
       if (judges >= kMaxJudges) {
         approximate = true;
         break;

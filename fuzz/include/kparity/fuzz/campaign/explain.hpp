@@ -91,6 +91,7 @@ struct Explanation {
   std::string first_bad;          // one line of it
   int trials = 0;
   double seconds = 0.0;
+  double provenance_seconds = 0.0;  // of `seconds`: locating the bad elements (the rule, no implementation run)
   bool out_of_budget = false;
   std::vector<std::string> needed_names() const;
   // What merging compares: every needed knob with its nearest passing value, sorted; "" if none.
@@ -98,7 +99,7 @@ struct Explanation {
   // One line: "needs keys >= 5 (passes with 4); free: H, D, T, dtype, layout".
   std::string line() const;
   // {"needed": [...], "free": [...], "unclear": [...], "unreached": [...], "line", "first_bad",
-  //  "provenance", "trials", "seconds", "out_of_budget"} (README, "The explain object").
+  //  "provenance", "trials", "seconds", "provenance_seconds", "out_of_budget"} (README, "The explain object").
   nlohmann::json to_json() const;
 };
 
