@@ -1,7 +1,7 @@
 // The sequence-length knob of the KDA sequence ops, kda/recurrent and kda/chunk (campaign/explain.hpp).
 // A shrunk call usually has sequences of one token, all inside one chunk, so "only the last chunk of
 // each sequence is bad" cannot show on it. The knob lengthens every non-empty sequence to span
-// several chunks, its own tokens repeated cyclically (the same value family, no fresh draw), and
+// two chunks, its own tokens repeated cyclically (the same value family, no fresh draw), and
 // asks the explain step to locate the bad elements on that longer call too (Knob::locate).
 #include <algorithm>
 #include <memory>
@@ -115,8 +115,9 @@ std::vector<Knob> kda_sequence_knobs(const Call& call, std::uint64_t /*seed*/, c
   k.locate = true;
   const auto base = std::make_shared<const Call>(call);
   // Longest first: an unordered knob stops at its first failing value, and the long one is the one
-  // the bad elements are located on. Three chunks, the last one partial.
-  for (I L : {2 * cs + 3, I{1}}) {
+  // the bad elements are located on. Two chunks, the last one partial (three cost the step more
+  // than the shrink it follows: bench/results/explain_cost_2026-12-04.md).
+  for (I L : {cs + 3, I{1}}) {
     if (std::all_of(s.len.begin(), s.len.end(), [&](I l) { return l == 0 || l == L; })) continue;
     k.trials.push_back({fmt::format("[{} each]", L), [base, axis, L]() -> std::optional<Call> { return lengthened(*base, axis, L); }});
   }
