@@ -379,7 +379,10 @@ int main(int argc, char** argv) {
   peers = kparity::bench::PeerFigures::load(peers_path);
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
-  const double gemm = gemm_tflops(), copy = copy_tbps();
+  // KPARITY_BENCH_DECODE_ONLY=1: the decode rows alone (a device call that measures decode only skips
+  // the prefill rows and the GEMM ceiling only they use; the copy ceiling stays).
+  const bool decode_only = std::getenv("KPARITY_BENCH_DECODE_ONLY") != nullptr;
+  const double gemm = decode_only ? 0.0 : gemm_tflops(), copy = copy_tbps();
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
@@ -388,8 +391,10 @@ int main(int argc, char** argv) {
        date, prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, gemm, copy, peers.source().c_str());
   emit("| op | H | head tile | T | selected keys | ms | graph us | TFLOP/s | of GEMM | unique MB | gather TB/s | of copy "
        "| peer (us) | peer / kparity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  bench_prefill(64, gemm, copy);
-  bench_prefill(128, gemm, copy);
+  if (!decode_only) {
+    bench_prefill(64, gemm, copy);
+    bench_prefill(128, gemm, copy);
+  }
   for (int H : {64, 128})
     for (int T : {1, 2, 4, 8, 64, 256}) bench_decode(T, H, gemm, copy);
   emit("\nms: mean of back-to-back launches (prefill 10, decode 20: eager); graph us: per call, CUDA-graph replay of "

@@ -11,6 +11,9 @@
 #   accuracy bench/kda_chunk_accuracy: the kernel's errors against the oracle beside fla chunk_kda's on the
 #            twelve captured calls of tests/data/fla_chunk_kda (issue 30's bar; scripts/gpu-wave.sh accuracy
 #            captures more)
+#   ncu      Nsight Compute (clocks not locked): every chunk kernel's duration over the quick bench
+#            (which of the two kernels the time goes to, per shape), then the full sections of the first
+#            prep and chain launches (1x8192, H = 32)
 # Default: all four. Logs in $OUT/chunk-*.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +46,13 @@ for ph in $phases; do
         timeout 120 build/bench/kda_chunk_accuracy --impl $impl --json "$OUT/chunk-accuracy-$impl.json" \
           tests/data/fla_chunk_kda > "$OUT/chunk-accuracy-$impl.log" 2>&1
       done
+      ;;
+    ncu)
+      timeout 150 ncu --clock-control none -k regex:chunk --metrics gpu__time_duration.sum --csv \
+        build/bench/kda_prefill_bench --quick > "$OUT/chunk-ncu-times.csv" 2>&1
+      timeout 150 ncu --clock-control none -k regex:chunk --launch-count 2 --set detailed \
+        --section WarpStateStats --section SchedulerStats build/bench/kda_prefill_bench --quick \
+        > "$OUT/chunk-ncu.log" 2>&1
       ;;
     bench)
       timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-bench.md" 2>&1
