@@ -149,6 +149,10 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
     p.cu_s0 = a.cu_seqlens->strides[0];
   }
   p.vtile = chunk_vtile(p.N * p.HV, p.K, p.V, kernels::detail::sm_count());
+  // The tuning override, where each warp keeps a whole 8-channel step (K / (64 / VT) >= 8) and
+  // K = 256 keeps its split (chunk_vtile).
+  if (const int vt = chunk_vtile_requested(); vt != 0 && p.K * vt / 64 >= 8 && (p.K <= 128 || vt <= 32))
+    p.vtile = vt;
   p.n_vtiles = (p.V + p.vtile - 1) / p.vtile;
   p.simt = chunk_simt_requested();
   p.ws_row = chunk_ws_row(p.K, p.V);

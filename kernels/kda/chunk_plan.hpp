@@ -66,6 +66,18 @@ inline int chunk_simt_requested() {
   return v;
 }
 
+// KPARITY_CHUNK_VTILE=16|32|64 in the environment (read once): the V tile the launcher would choose
+// replaced by this one where the head dim allows it (a tuning aid: the device runs sweep it to set
+// chunk_vtile's rule by measurement); 0 when unset or not one of the three.
+inline int chunk_vtile_requested() {
+  static const int v = [] {
+    const char* e = std::getenv("KPARITY_CHUNK_VTILE");
+    const int t = e ? std::atoi(e) : 0;
+    return (t == 16 || t == 32 || t == 64) ? t : 0;
+  }();
+  return v;
+}
+
 Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOptions& o, ChunkPlan& plan);
 // Defined in chunk_launch.cu when the kernel is built (KPARITY_CHUNK_KERNEL), else in chunk.cpp.
 DispatchResult launch_chunk(const ChunkParams& p, const Launch& l);
