@@ -155,8 +155,9 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
     p.vtile = vt;
   p.n_vtiles = (p.V + p.vtile - 1) / p.vtile;
   p.simt = chunk_simt_requested();
-  p.ws_row = chunk_ws_row(p.K, p.V);
   p.n_windows = (p.T + kChunkTokens - 1) / kChunkTokens;
+  p.ws_blk = chunk_blk_floats(p.K, p.vtile, p.n_vtiles);
+  p.n_blocks = p.has_cu ? p.n_windows + p.N : p.B * p.n_windows;
   const std::int64_t ctas = p.N * p.HV * p.n_vtiles;
   plan.launch.grid = dim3(static_cast<unsigned>(ctas > 0 ? ctas : 0));
   plan.launch.smem_bytes = static_cast<std::size_t>(chunk_smem_bytes(p.K, p.vtile));

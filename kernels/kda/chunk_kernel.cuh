@@ -12,26 +12,36 @@
 // their B operands in the same order. Summing over a permuted index changes nothing but the order
 // the hardware adds the 8 products of one step.
 //
-// A chunk's workspace rows (-w, Qg, Kd, A_qk, the tile's u, decay) arrive by cp.async into one of
-// two shared buffers while the previous chunk's products run: one barrier a chunk (two with KS > 1).
+// A chunk's operand block (-w, Qg, Kd, A_qk, decay, and this CTA's tile of u), laid out by the prep
+// kernel as this kernel's buffer, arrives by two bulk copies (one instruction each, issued by one
+// thread) on the buffer's mbarrier; kChunkBuffers buffers keep the next chunks' copies in flight while
+// one chunk's products run: one barrier a chunk (two with KS > 1). The first form of this kernel
+// loaded rows with 16-byte cp.async and their address arithmetic (13 copies a thread a chunk): on the
+// H200 that arithmetic, not memory, set its pace (ncu 2026-12-05: 1,440 instructions a warp a chunk,
+// IPC 1.2, 5 us a chunk at 1x8192, H = 32).
+#include "common/bulk_copy.cuh"
 #include "kda/chunk_mma.cuh"
 #include "kda/chunk_plan.hpp"
 
 namespace kparity::kernels::kda {
 
-template <int K, int KS>
-__global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams p) {
+// The chain's body; SIMT (KPARITY_CHUNK_SIMT) picks the mma emulation once per launch instead of at
+// every product.
+template <int K, int KS, bool SIMT>
+__device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   using namespace chunk_dev;
+  namespace kd = kernels::dev;
   constexpr int C = kChunkTokens, NVG = kChunkWarps / KS, VT = 16 * NVG, KW = K / KS, NT = KW / 8;
   static_assert(KW % 8 == 0 && KW >= 8, "a warp's channel slice is whole 8-channel mma steps");
   constexpr int PW = chunk_pw(K), PD = chunk_pd(K), PA = chunk_pa(), PU = chunk_pu(VT), PO = chunk_out_pitch();
-  constexpr int BUF = chunk_buf_floats(K, VT);
-  // Offsets inside a buffer, in the order chunk_buf_floats counts them.
-  constexpr int oW = 0, oQ = oW + C * PW, oD = oQ + C * PW, oA = oD + C * PD, oU = oA + C * PA, oDec = oU + C * PU;
-  static_assert(oDec + K == BUF && BUF % 4 == 0, "16-byte aligned tables");
+  constexpr int BUF = chunk_buf_floats(K, VT), NB = kChunkBuffers;
+  constexpr ChunkBlock kB = chunk_block(K, VT);
+  constexpr int oW = kB.oW, oQ = kB.oQ, oD = kB.oD, oA = kB.oA, oDec = kB.oDec, oU = kB.shared;
+  static_assert(oU + C * PU == BUF && BUF % 4 == 0 && oU % 4 == 0, "16-byte aligned tables and copies");
   extern __shared__ __align__(16) float smem[];
-  float* s_o = smem + 2 * BUF;                       // [warps][16 tokens][PO]
+  float* s_o = smem + NB * BUF;                      // [warps][16 tokens][PO]
   float* s_red = s_o + kChunkWarps * C * PO;         // [2][warps][16][16] split-K partials
+  std::uint64_t* s_bar = reinterpret_cast<std::uint64_t*>(s_red + 2 * kChunkWarps * 256);  // [NB]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g8 = lane >> 2, t4 = lane & 3;
   const std::int64_t bid = blockIdx.x;
@@ -45,39 +55,25 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
   const std::int64_t vc0 = v0 + 16 * vg;  // the warp's first value column
   const bool active = vc0 < p.V;          // V is a multiple of 16: a group is whole or absent
   const int c0 = ks * KW;                 // the warp's first channel
-  const std::int64_t R = p.ws_row, rs = p.HV * R;
+  // out's offset of this lane's first element (token 0 of the sequence's row, see the store below).
+  const std::int64_t out_lane = b * p.out_sb + (lane / 16) * p.out_st + hv * p.out_sh + (vc0 + lane % 16) * p.out_sv;
+  const std::int64_t out_2st = 2 * p.out_st;
 
-  // Issue the cp.async copies of the chunk at t0 (L real slots) into buffer `buf`; the missing
-  // slots' rows are zero-filled (zero rows are what the prep kernel's missing slots would hold).
-  const auto issue = [&](std::int64_t t0, int L, float* buf) {
-    const float* row0 = p.ws + ((b * p.T + t0) * p.HV + hv) * R;
-    constexpr int Q4 = K / 4, PER_ROW = 3 * Q4 + C / 4 + VT / 4;
-    for (int x = tid; x < C * PER_ROW + Q4; x += kChunkThreads) {
-      float* dst;
-      const float* src;
-      bool valid;
-      if (x < C * PER_ROW) {
-        const int i = x / PER_ROW, r = x % PER_ROW;
-        const float* row = row0 + i * rs;
-        valid = i < L;
-        if (r < Q4) { dst = buf + oW + i * PW + 4 * r; src = row + 4 * r; }
-        else if (r < 2 * Q4) { dst = buf + oQ + i * PW + 4 * (r - Q4); src = row + K + 4 * (r - Q4); }
-        else if (r < 3 * Q4) { dst = buf + oD + i * PD + 4 * (r - 2 * Q4); src = row + 2 * K + 4 * (r - 2 * Q4); }
-        else if (r < 3 * Q4 + C / 4) { dst = buf + oA + i * PA + 4 * (r - 3 * Q4); src = row + 4 * K + 4 * (r - 3 * Q4); }
-        else {
-          const int col = 4 * (r - 3 * Q4 - C / 4);
-          dst = buf + oU + i * PU + col;
-          src = row + 4 * K + C + v0 + col;
-          valid = valid && v0 + col < p.V;
-        }
-      } else {
-        const int col = 4 * (x - C * PER_ROW);
-        dst = buf + oDec + col;
-        src = row0 + 3 * K + col;
-        valid = true;
-      }
-      kernels::dev::cp_async16(dst, valid ? src : p.ws, valid ? 16 : 0);
-    }
+  // The chunk blocks of this sequence: consecutive, from chunk_first_block.
+  const float* blk0 = p.ws + (chunk_first_block(p.has_cu, n, bos, p.n_windows) * p.HV + hv) * p.ws_blk;
+  const std::int64_t blk_stride = p.HV * p.ws_blk;
+  const int n_chunks = static_cast<int>((eos - bos + C - 1) / C);
+  // Thread 0 issues chunk ci's two copies into buffer ci % NB. The block's earlier reads of that
+  // buffer (a barrier ago) are ordered before the async proxy's writes by the fence.
+  const auto issue = [&](int ci) {
+    const int slot = ci % NB;
+    const std::uint32_t bar = kd::smem_u32(s_bar + slot);
+    const float* src = blk0 + ci * blk_stride;
+    float* dst = smem + slot * BUF;
+    kd::fence_proxy_async_smem();
+    kd::mbar_arrive_expect_tx(bar, 4u * (oU + C * PU));
+    kd::bulk_g2s(kd::smem_u32(dst), reinterpret_cast<std::uint64_t>(src), 4u * oU, bar);
+    kd::bulk_g2s(kd::smem_u32(dst + oU), reinterpret_cast<std::uint64_t>(src + oU + vti * (C * PU)), 4u * (C * PU), bar);
   };
 
   // S^T fragments: S[s] covers channels c0 + 8s .. +7; element e is (row g8 + 8 (e / 2), channel
@@ -94,17 +90,21 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
     }
 
   const auto len = [&](std::int64_t t0) { return static_cast<int>(eos - t0 < C ? eos - t0 : C); };
-  if (bos < eos) issue(bos, len(bos), smem);
-  kernels::dev::cp_async_commit();
+  if (tid == 0) {
+    for (int s = 0; s < NB; ++s) kd::mbar_init(kd::smem_u32(s_bar + s), 1);
+    kd::mbar_init_fence();
+  }
+  __syncthreads();
+  if (tid == 0)
+    for (int ci = 0; ci < NB - 1 && ci < n_chunks; ++ci) issue(ci);
   int ci = 0;
   for (std::int64_t t0 = bos; t0 < eos; t0 += C, ++ci) {
     const int L = len(t0);
-    kernels::dev::cp_async_wait<0>();
-    // This chunk's buffer is complete for every thread, and every warp is done with the other one.
+    kd::mbar_wait(kd::smem_u32(s_bar + ci % NB), static_cast<std::uint32_t>((ci / NB) & 1));
+    // Every warp is done with the previous chunk's buffer, which the copy issued next refills.
     __syncthreads();
-    if (t0 + C < eos) issue(t0 + C, len(t0 + C), smem + ((ci + 1) & 1) * BUF);
-    kernels::dev::cp_async_commit();
-    const float* bf = smem + (ci & 1) * BUF;
+    if (tid == 0 && ci + NB - 1 < n_chunks) issue(ci + NB - 1);
+    const float* bf = smem + (ci % NB) * BUF;
     const float *bW = bf + oW, *bQ = bf + oQ, *bD = bf + oD, *bA = bf + oA, *bU = bf + oU, *bDec = bf + oDec;
 
     // --- doc 3.9-3.10: the warp's partial v_new^T and o^T over its channel slice ---
@@ -130,10 +130,10 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
           // -w and Qg are stored tf32-rounded: their bits are the operands.
           const float2 w2 = *reinterpret_cast<const float2*>(bW + tok * PW + ch);
           const std::uint32_t bw[2] = {__float_as_uint(w2.x), __float_as_uint(w2.y)};
-          mma(X[nt], a, bw, p.simt);
+          mma_t<SIMT>(X[nt], a, bw);
           const float2 q2 = *reinterpret_cast<const float2*>(bQ + tok * PW + ch);
           const std::uint32_t bq[2] = {__float_as_uint(q2.x), __float_as_uint(q2.y)};
-          mma(O[nt], a, bq, p.simt);
+          mma_t<SIMT>(O[nt], a, bq);
         }
       }
     }
@@ -184,18 +184,18 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
             const int row = 8 * nt + g8, tk = 8 * jb + 2 * t4;
             const float2 a2 = *reinterpret_cast<const float2*>(bA + row * PA + tk);
             const std::uint32_t ba[2] = {__float_as_uint(a2.x), __float_as_uint(a2.y)};
-            mma(O[nt], av[jb], ba, p.simt);
+            mma_t<SIMT>(O[nt], av[jb], ba);
           }
 #pragma unroll
           for (int e = 0; e < 4; ++e) so[(8 * nt + 2 * t4 + (e & 1)) * PO + g8 + 8 * (e >> 1)] = O[nt][e];
         }
         __syncwarp();
+        // Lane l stores column l % 16 of tokens 2u + l / 16: one base offset a chunk, one add a store.
+        const std::int64_t o0 = out_lane + t0 * p.out_st;
 #pragma unroll
         for (int u = 0; u < C * 16 / 32; ++u) {
-          const int idx = lane + 32 * u, i = idx / 16, j = idx % 16;
-          if (i < L)
-            st_any(p.out, p.out_dt, b * p.out_sb + (t0 + i) * p.out_st + hv * p.out_sh + (vc0 + j) * p.out_sv,
-                   so[i * PO + j]);
+          const int i = 2 * u + lane / 16;
+          if (i < L) st_any(p.out, p.out_dt, o0 + u * out_2st, so[i * PO + lane % 16]);
         }
         __syncwarp();
       }
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
         for (int jb = 0; jb < 2; ++jb) {
           const int tk = 8 * jb + 2 * t4;
           const std::uint32_t bk[2] = {__float_as_uint(bD[tk * PD + cb + g8]), __float_as_uint(bD[(tk + 1) * PD + cb + g8])};
-          mma(S[s], av[jb], bk, p.simt);
+          mma_t<SIMT>(S[s], av[jb], bk);
         }
       }
     }
@@ -225,6 +225,12 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams 
       const std::int64_t ch = c0 + 8 * s + 2 * t4 + (e & 1), col = vc0 + g8 + 8 * (e >> 1);
       st_any(p.fin, p.fin_dt, n * p.fin_sn + hv * p.fin_sh + ch * p.fin_sk + col * p.fin_sv, S[s][e]);
     }
+}
+
+template <int K, int KS>
+__global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams p) {
+  if (p.simt) chunk_chain<K, KS, true>(p);
+  else chunk_chain<K, KS, false>(p);
 }
 
 }  // namespace kparity::kernels::kda

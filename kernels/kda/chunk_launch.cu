@@ -66,8 +66,8 @@ cudaError_t chunk_pool(cudaMemPool_t& pool) {
 static_assert(kMinHeadDim == 16 && kMaxHeadDim == 256, "launch_chunk has a case for each power of two in between");
 DispatchResult launch_chunk(const ChunkParams& params, const Launch& l) {
   ChunkParams p = params;
-  const std::size_t bytes = static_cast<std::size_t>(p.B * p.T) * static_cast<std::size_t>(p.HV) *
-                            static_cast<std::size_t>(p.ws_row) * sizeof(float);
+  const std::size_t bytes = static_cast<std::size_t>(p.n_blocks) * static_cast<std::size_t>(p.HV) *
+                            static_cast<std::size_t>(p.ws_blk) * sizeof(float);
   cudaMemPool_t pool = nullptr;
   if (cudaError_t e = chunk_pool(pool); e != cudaSuccess) return dispatched(e);
   void* ws = nullptr;

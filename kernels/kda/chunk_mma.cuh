@@ -43,6 +43,11 @@ __device__ __forceinline__ void mma_emul(float (&d)[4], const std::uint32_t (&a)
     d[3] = fmaf(ahi, b1, d[3]);
   }
 }
+template <bool SIMT>
+__device__ __forceinline__ void mma_t(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+  if constexpr (SIMT) mma_emul(d, a, b);
+  else mma_hw(d, a, b);
+}
 __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2],
                                     int simt) {
   if (simt) mma_emul(d, a, b);

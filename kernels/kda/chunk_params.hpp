@@ -39,11 +39,12 @@ struct ChunkParams {
   const void* cu_seqlens = nullptr; int cu_dt = kI32; std::int64_t cu_s0 = 0;
   std::int64_t B = 0, T = 0, N = 0, H = 0, HV = 0, G = 1, K = 0, V = 0;
   std::int64_t vtile = 0, n_vtiles = 0;  // V columns per CTA, CTAs per (sequence, value head)
-  // The workspace between the two kernels (docs/kda_chunk_kernel.md section 2): one row of ws_row
-  // floats per (token, value head), row (b * T + t) * HV + hv; filled by chunk_prep_kernel, read by
-  // chunk_kernel. Allocated by launch_chunk (stream-ordered), never by the caller.
+  // The workspace between the two kernels (docs/kda_chunk_kernel.md section 2): one operand block of
+  // ws_blk floats per (chunk, value head), block (id * HV + hv) with id from chunk_first_block
+  // (chunk_plan.hpp); n_blocks ids in all. Filled by chunk_prep_kernel, read by chunk_kernel.
+  // Allocated by launch_chunk (stream-ordered), never by the caller.
   float* ws = nullptr;
-  std::int64_t ws_row = 0;
+  std::int64_t ws_blk = 0, n_blocks = 0;
   std::int64_t n_windows = 0;  // prep CTAs per value head: 16-token windows of the packed token axis
   float scale = 0.f, lower_bound = 0.f;
   int has_lower_bound = 0, l2norm = 0, beta_mode = kBetaAsIs;

@@ -20,11 +20,6 @@ struct ChunkPlan {
 // aligned and spreads a fragment's eight rows over different banks.
 constexpr std::int64_t chunk_pitch(std::int64_t n) { return n + 4; }
 
-// The workspace row of one (token, value head), in floats: -w (tf32), Qg (tf32), Kd (tf32), decay
-// (fp32, written in the row of a chunk's first token only), the token's row of A_qk (16, tf32), u
-// (V, fp32). Offsets in that order; every part starts 16-byte aligned (K, V multiples of 16).
-constexpr std::int64_t chunk_ws_row(std::int64_t K, std::int64_t V) { return 4 * K + kChunkTokens + V; }
-
 // Shared floats of chunk_prep_kernel: six [16][K] tables (q_s, k_hat, g, Gc then exp(Gc - ref),
 // Rs then exp(ref - Gc), x then w), v then u [16][V], A_kk and A_qk [16][16], beta [16].
 // K = V = 128: 57 KiB.
@@ -33,22 +28,54 @@ constexpr std::int64_t chunk_prep_smem_floats(std::int64_t K, std::int64_t V) {
          kChunkTokens;
 }
 
-// chunk_kernel's tables per chunk buffer (two buffers: the next chunk's rows arrive by cp.async while
-// this chunk's products run). Pitches chosen for the fragment loads (a float2 of -w or Qg at rows
-// g, columns 2t: pitch = 8 mod 32; Kd read down two rows 2t, 2t+1 at column g: pitch = 4 mod 32;
-// A_qk as -w; u at rows 2t, 2t+1, column g: 4 mod 32).
+// chunk_kernel's tables, in the order a chunk's operand block holds them. Pitches chosen for the
+// fragment loads (a float2 of -w or Qg at rows g, columns 2t: pitch = 8 mod 32; Kd read down two
+// rows 2t, 2t+1 at column g: pitch = 4 mod 32; A_qk as -w; u at rows 2t, 2t+1, column g: 4 mod 32).
 constexpr std::int64_t chunk_pw(std::int64_t K) { return K + 8; }
 constexpr std::int64_t chunk_pd(std::int64_t K) { return K + 4; }
 constexpr std::int64_t chunk_pa() { return kChunkTokens + 8; }
 constexpr std::int64_t chunk_pu(std::int64_t VT) { return VT + 4; }
-constexpr std::int64_t chunk_buf_floats(std::int64_t K, std::int64_t VT) {
-  return kChunkTokens * (2 * chunk_pw(K) + chunk_pd(K) + chunk_pa() + chunk_pu(VT)) + K;
+
+// A chunk's operand block in the workspace (docs/kda_chunk_kernel.md section 2), laid out exactly as
+// chunk_kernel's shared buffer so that one bulk copy moves it: the part every V tile reads, -w
+// [16][PW], Qg [16][PW], Kd [16][PD], A_qk [16][PA] (tf32-rounded), decay [K] (fp32) ...
+struct ChunkBlock {
+  std::int64_t oW, oQ, oD, oA, oDec, shared;  // offsets (floats) and the shared part's size
+  std::int64_t u;                             // one V tile's u, [16][PU] fp32, after the shared part
+};
+constexpr ChunkBlock chunk_block(std::int64_t K, std::int64_t VT) {
+  const std::int64_t C = kChunkTokens, oW = 0, oQ = oW + C * chunk_pw(K), oD = oQ + C * chunk_pw(K),
+                     oA = oD + C * chunk_pd(K), oDec = oA + C * chunk_pa();
+  return {oW, oQ, oD, oA, oDec, oDec + K, C * chunk_pu(VT)};
 }
-// Two buffers, the warps' output staging [4][16][17] and the split-K partials [2][4][16][16].
-// K = 128, VT = 64: 53 KiB.
+// ... then every V tile's u in tile order: the whole block, per (chunk, value head), in floats. Every
+// part is a multiple of 4 floats (K, V multiples of 16), so each starts 16-byte aligned.
+constexpr std::int64_t chunk_blk_floats(std::int64_t K, std::int64_t VT, std::int64_t n_vtiles) {
+  return chunk_block(K, VT).shared + n_vtiles * chunk_block(K, VT).u;
+}
+// A chain buffer: the shared part and the CTA's own tile of u.
+constexpr std::int64_t chunk_buf_floats(std::int64_t K, std::int64_t VT) {
+  return chunk_block(K, VT).shared + chunk_block(K, VT).u;
+}
+// Chain buffers: the copies of the next kChunkBuffers - 1 chunks are in flight while one is used.
+inline constexpr int kChunkBuffers = 3;
+
+// The block of a sequence's first chunk; its chunks are consecutive blocks. Without cu_seqlens batch
+// row b's chunks start at b * n_windows. With it, sequence n (tokens bos ..) starts at bos / 16 + n:
+// sequence n's last block, bos / 16 + n + ceil(len / 16) - 1, is below sequence n + 1's first,
+// (bos + len) / 16 + n + 1, because ceil(len / 16) <= len / 16 + 1 and floor sums are superadditive;
+// so n_windows + N blocks cover every sequence.
+__host__ __device__ constexpr std::int64_t chunk_first_block(bool has_cu, std::int64_t n, std::int64_t bos,
+                                                             std::int64_t n_windows) {
+  return has_cu ? bos / kChunkTokens + n : n * n_windows;
+}
+
+// kChunkBuffers buffers, the warps' output staging [4][16][17], the split-K
+// partials [2][4][16][16] and one mbarrier per buffer. K = 128, VT = 64: 105 KiB.
 constexpr std::int64_t chunk_out_pitch() { return 17; }
 constexpr std::int64_t chunk_smem_floats(std::int64_t K, std::int64_t VT) {
-  return 2 * chunk_buf_floats(K, VT) + kChunkWarps * kChunkTokens * chunk_out_pitch() + 2 * kChunkWarps * 256;
+  return kChunkBuffers * chunk_buf_floats(K, VT) + kChunkWarps * kChunkTokens * chunk_out_pitch() +
+         2 * kChunkWarps * 256 + 2 * kChunkBuffers + 2;  // + mbarriers (8 bytes each, 8-byte aligned)
 }
 constexpr std::int64_t chunk_smem_bytes(std::int64_t K, std::int64_t VT) { return 4 * chunk_smem_floats(K, VT); }
 

@@ -2,7 +2,10 @@
 // The first of the two chunked-KDA kernels (kda/chunk): everything of a chunk that does not depend
 // on the state (docs/kda_chunk_kernel.md sections 3.1-3.8: loads, gate, beta, l2norm, cumulative
 // gates, the per-token factors, A_kk and A_qk, w and u by forward substitution), for every chunk of
-// every sequence and value head at once, written to the workspace row of each token (chunk_ws_row).
+// every sequence and value head at once, written to the chunk's operand block (chunk_block: laid out
+// as the chain kernel's shared buffer, so that the chain moves it with one bulk copy). All 16 rows
+// of a block are written: the rows of slots past a sequence's end are zeros, as the chain needs
+// them (a computed missing row could carry a NaN from an infinite input of a real row).
 // The second kernel (chunk_kernel.cuh) walks each sequence's chunks in order and only multiplies
 // with the state. The values are those the one-kernel form computed in the same order; the
 // tensor-core operands are stored already rounded to tf32 (rounding is idempotent, so the second
@@ -36,13 +39,17 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
   float* s_beta = s_Aqk + C * PA;  // [C]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g8 = lane >> 2, t4 = lane & 3;
-  const std::int64_t hv = blockIdx.y, h = hv / p.G, R = p.ws_row;
+  const std::int64_t hv = blockIdx.y, h = hv / p.G;
+  constexpr ChunkBlock kB = chunk_block(K, 16);  // the shared part's offsets do not depend on VT
+  constexpr int PWs = chunk_pw(K), PDs = chunk_pd(K), PAs = chunk_pa();
+  const int VT = static_cast<int>(p.vtile), PU = static_cast<int>(chunk_pu(p.vtile));
+  const std::int64_t UB = kChunkTokens * chunk_pu(p.vtile);  // floats of one V tile's u
   const float A_log = (p.gate_in_kernel && p.has_A_log) ? ld_any(p.A_log, p.A_dt, hv * p.A_s0) : 0.f;
 
-  // One chunk: tokens t0 .. t0 + L - 1 of batch row b (L <= 16; the missing slots are zeros).
-  const auto prep = [&](std::int64_t b, std::int64_t t0, int L) {
-    float* ws0 = p.ws + ((b * p.T + t0) * p.HV + hv) * R;  // row of slot i: ws0 + i * HV * R
-    const std::int64_t rs = p.HV * R;
+  // One chunk: tokens t0 .. t0 + L - 1 of batch row b (L <= 16; the missing slots are zeros), its
+  // operand block `id`.
+  const auto prep = [&](std::int64_t b, std::int64_t t0, int L, std::int64_t id) {
+    float* blk = p.ws + (id * p.HV + hv) * p.ws_blk;
     // --- doc 3.1-3.3: loads (batches of kLoadBatch a thread, all issued before any is used) ---
     constexpr int kPer = C * K / kChunkThreads, kLoadBatch = kPer < 8 ? kPer : 8;
     static_assert(kPer % kLoadBatch == 0, "whole batches");
@@ -131,7 +138,7 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
         acc = __fadd_rn(acc, s_g[i * PK + c]);
         s_G[i * PK + c] = acc;
       }
-      ws0[3 * K + c] = expf(acc);  // decay, in the chunk's first row
+      blk[kB.oDec + c] = expf(acc);  // decay
       float r = 0.f;
       s_R[(C - 1) * PK + c] = 0.f;
       for (int j = C - 2; j >= 0; --j) {
@@ -142,10 +149,8 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
       for (int i = 0; i < C; ++i) {
         const float Gc = s_G[i * PK + c], kh = s_k[i * PK + c];
         const float eG = expf(Gc);
-        if (i < L) {
-          ws0[i * rs + K + c] = __uint_as_float(tf32(__fmul_rn(s_q[i * PK + c], eG)));
-          ws0[i * rs + 2 * K + c] = __uint_as_float(tf32(__fmul_rn(kh, expf(s_R[i * PK + c]))));
-        }
+        blk[kB.oQ + i * PWs + c] = i < L ? __uint_as_float(tf32(__fmul_rn(s_q[i * PK + c], eG))) : 0.f;
+        blk[kB.oD + i * PDs + c] = i < L ? __uint_as_float(tf32(__fmul_rn(kh, expf(s_R[i * PK + c])))) : 0.f;
         s_W[i * PK + c] = __fmul_rn(s_beta[i], __fmul_rn(kh, eG));
         const float d = __fsub_rn(Gc, ref);
         unsafe |= !(fabsf(d) <= kChunkSafeSpan);
@@ -196,10 +201,10 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
       }
     }
     __syncthreads();
-    // A_qk's rows to the workspace (tf32, the second kernel's operand).
-    for (int pi = tid; pi < L * C; pi += kChunkThreads) {
+    // A_qk's rows to the block (tf32, the second kernel's operand).
+    for (int pi = tid; pi < C * C; pi += kChunkThreads) {
       const int i = pi / C, j = pi % C;
-      ws0[i * rs + 4 * K + j] = __uint_as_float(tf32(s_Aqk[i * PA + j]));
+      blk[kB.oA + i * PAs + j] = i < L ? __uint_as_float(tf32(s_Aqk[i * PA + j])) : 0.f;
     }
     // --- doc 3.8: w and u by forward substitution, a thread per column; -w (tf32) and u (fp32) to
     // the workspace ---
@@ -213,10 +218,8 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
 #pragma unroll
         for (int j = 0; j < i; ++j) acc = fmaf(-s_Akk[i * PA + j], xs[j], acc);
         xs[i] = acc;
-        if (i < L) {
-          if (is_w) ws0[i * rs + cc] = __uint_as_float(tf32(-acc));
-          else ws0[i * rs + 4 * K + C + cc] = acc;
-        }
+        if (is_w) blk[kB.oW + i * PWs + cc] = i < L ? __uint_as_float(tf32(-acc)) : 0.f;
+        else blk[kB.shared + (cc / VT) * UB + i * PU + cc % VT] = i < L ? acc : 0.f;
       }
     }
     // The next chunk of this CTA (several short sequences in one window) rewrites the tables.
@@ -225,7 +228,7 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
 
   if (!p.has_cu) {
     const std::int64_t b = blockIdx.x / p.n_windows, t0 = (blockIdx.x % p.n_windows) * C;
-    prep(b, t0, static_cast<int>(p.T - t0 < C ? p.T - t0 : C));
+    prep(b, t0, static_cast<int>(p.T - t0 < C ? p.T - t0 : C), chunk_first_block(false, b, 0, p.n_windows) + t0 / C);
     return;
   }
   // The first sequence that ends after the window's start, then every sequence that starts before
@@ -243,7 +246,8 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
     if (bos >= w1) break;
     if (eos <= bos || bos < 0 || eos > p.T) continue;
     const std::int64_t t0 = bos >= w0 ? bos : bos + (w0 - bos + C - 1) / C * C;
-    if (t0 < w1 && t0 < eos) prep(0, t0, static_cast<int>(eos - t0 < C ? eos - t0 : C));
+    if (t0 < w1 && t0 < eos)
+      prep(0, t0, static_cast<int>(eos - t0 < C ? eos - t0 : C), chunk_first_block(true, n, bos, p.n_windows) + (t0 - bos) / C);
   }
 }
 

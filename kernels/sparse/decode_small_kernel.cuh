@@ -34,7 +34,7 @@
 
 #include "common/limits.hpp"
 #include "common/pdl.cuh"
-#include "sparse/bulk_copy.cuh"
+#include "common/bulk_copy.cuh"
 #include "sparse/mma.cuh"
 #include "sparse/params.hpp"
 #include "sparse/softmax.cuh"
@@ -67,6 +67,13 @@ struct DsGeo {
 };
 
 namespace dev {
+
+using kernels::dev::bulk_g2s;
+using kernels::dev::fence_proxy_async_smem;
+using kernels::dev::mbar_arrive_expect_tx;
+using kernels::dev::mbar_init;
+using kernels::dev::mbar_init_fence;
+using kernels::dev::mbar_wait;
 
 template <class T>
 __device__ __forceinline__ std::uint32_t raw_bits(T v) {

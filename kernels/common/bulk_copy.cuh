@@ -1,14 +1,15 @@
 #pragma once
-// Bulk (TMA, non-tensor) global -> shared copies completing on an mbarrier (sm_90 PTX), for the
-// small-T decode kernel's row gather (decode_small_kernel.cuh): one instruction moves a whole
-// selected row (1 KB at D = 512) where cp.async needs 64 16-byte requests, so an SM keeps a tile's
-// rows in flight with 64 requests instead of 4096.
+// Bulk (TMA, non-tensor) global -> shared copies completing on an mbarrier (sm_90 PTX): one
+// instruction moves a whole contiguous block where cp.async needs a 16-byte request per thread and
+// the address arithmetic for each. Users: the small-T sparse decode kernel's row gather
+// (sparse/decode_small_kernel.cuh: a selected row, 1 KB at D = 512) and the chunked KDA chain
+// (kda/chunk_kernel.cuh: a chunk's operand block, ~28 KB at K = 128, as one copy).
 // Protocol per stage: mbarrier initialised with one arrival per issuing thread; each issuing thread
 // arrives with the bytes it is about to copy (arrive.expect_tx: the phase cannot complete while
 // those bytes are outstanding) and then issues its copy; consumers wait on the phase's parity.
 #include <cstdint>
 
-namespace kparity::kernels::sparse::dev {
+namespace kparity::kernels::dev {
 
 __device__ __forceinline__ void mbar_init(std::uint32_t bar, int arrivals) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
@@ -50,4 +51,4 @@ __device__ __forceinline__ void bulk_g2s(std::uint32_t dst, std::uint64_t src, s
                : "memory");
 }
 
-}  // namespace kparity::kernels::sparse::dev
+}  // namespace kparity::kernels::dev
