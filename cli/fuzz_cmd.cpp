@@ -98,7 +98,9 @@ int fuzz_impl(const FuzzOptions& o, fz::CampaignOptions c) {
   }
   if (plugin->device().is_cuda()) {
     std::string why;
-    if (fz::cuda_backends(why).empty()) {
+    // With workers the device is probed in a child: a forked worker cannot use a CUDA context this
+    // process made (the campaign's own probe does the same, campaign_properties).
+    if (fz::cuda_backends(fz::probe_cuda(c.jobs > 1), why).empty()) {
       std::fprintf(stderr, "error: %s is a CUDA plugin and this machine cannot run it: %s\n", plugin->name().c_str(),
                    why.empty() ? "kparity was built without its CUDA kernels" : why.c_str());
       return kExitBadInput;
@@ -175,6 +177,7 @@ int fuzz(const FuzzOptions& o) {
     c.report_path = o.report;
     c.jobs = o.jobs.value_or(fz::default_jobs());
     if (!o.shard.empty()) c.shard = fz::parse_shard(o.shard);
+    if (impl_campaign_options().explain_seconds >= 0) c.explain.seconds = impl_campaign_options().explain_seconds;
     if (!o.impl.empty()) return fuzz_impl(o, c);
     const fz::CampaignResult r = fz::run_campaign(c, std::cout);
     return r.passed() ? kExitOk : kExitMismatch;

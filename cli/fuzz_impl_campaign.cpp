@@ -42,13 +42,13 @@ void add_impl_campaign_options(CLI::App& fuzz) {
                   "(sparse keys: D, H, dtype, sink; kda keys: H, HV, K, V, L, act, state, params, ring; both: "
                   "layout=compact, every tensor contiguous at offset 0); everything else is drawn as usual");
   fuzz.add_option("--max-findings", o.max_findings,
-                  "With --impl: report up to this many distinct findings per property (each shrunk, with its repro); "
-                  "the run goes on after a failure, excluding what it found")
+                  "With --impl: report up to this many distinct findings per property (default 5; each shrunk and "
+                  "explained, with its repro); the run goes on after a failure, excluding what it found")
       ->check(CLI::PositiveNumber);
   fuzz.add_option("--explain-seconds", o.explain_seconds,
-                  "With --impl: the explain step's budget per finding in seconds (default 3; 0: off): after each "
-                  "shrink, vary one parameter of the call at a time and say which ones the failure needs "
-                  "(implies --max-findings 5 unless given)")
+                  "The explain step's budget per finding in seconds (default 3; 0: off): after each shrink, vary one "
+                  "parameter of the call at a time and say which ones the failure needs. For every finding of --impl "
+                  "and of the differential properties of kparity's own backends (cuda, control, selftest)")
       ->check(CLI::NonNegativeNumber);
   fuzz.add_option("--known", o.known,
                   "With --impl: an accepted finding (its id or signature as a report prints it), excluded from the "
@@ -104,14 +104,13 @@ int run_impl_campaign(const std::vector<fz::Property>& props, const fz::ImplProp
   fz::CampaignOptions one = c;
   if (!o.preset.empty()) one.repro_args += " --preset " + o.preset;
   if (!o.pins.empty()) one.repro_args += " --pins '" + o.pins + "'";
-  if (o.max_findings <= 0 && o.known.empty() && o.explain_seconds < 0) {
-    const fz::CampaignResult r = fz::run_campaign(props, one, {{backend, true, ""}}, std::cout);
-    return r.passed() ? kExitOk : kExitMismatch;
-  }
+  // Every finding of a plugin goes through the campaign with findings: shrunk, explained, merged
+  // with the findings that need the same thing (one bug, one finding). It has the plain campaign's
+  // workers, time budget and shards (backends/findings.hpp), so no plugin run needs the plain one.
   fz::FindingRunOptions fo;
   fo.max_findings = o.max_findings > 0 ? o.max_findings : 5;
   fo.known = o.known;
-  if (o.explain_seconds >= 0) fo.explain.seconds = o.explain_seconds;
+  fo.explain = c.explain;
   const fz::FindingCampaign r = fz::run_finding_campaign(props, *po.ledgers, one, fo, {{backend, true, ""}}, std::cout);
   if (!c.report_path.empty()) {
     std::ofstream f(c.report_path);

@@ -8,6 +8,7 @@
 #ifdef KPARITY_HAVE_FUZZ
 #include "fuzz_bench_oracle.hpp"
 #include "fuzz_impl_campaign.hpp"
+#include "kparity/fuzz/campaign/selftest.hpp"
 #endif
 
 #ifndef KPARITY_VERSION
@@ -55,9 +56,14 @@ int main(int argc, char** argv) {
       "fuzz", "Property-based fuzzing: the default campaign over every op and backend, repros, corpus replay");
   fuzz_cmd->add_option("--op", fz.ops, "Only properties about these ops (kda/packed_decode, ...) or families (kda, sparse)")
       ->take_all();
-  fuzz_cmd->add_option("--backend", fz.backend, "reference (CPU properties), cuda (kernel properties), launcher (kernel launchers on host memory, no device), all, or control (the controls: correct fp32 fake kernels in other accumulation orders, which the rule must pass; control/<reversed|pairwise|tile16|fma|fp64|fma-exponent> for one)")
-      ->check(CLI::IsMember({"reference", "cuda", "launcher", "all", "control", "control/reversed", "control/pairwise",
-                             "control/tile16", "control/fma", "control/fp64", "control/fma-exponent"}));
+  fuzz_cmd->add_option("--backend", fz.backend, "reference (CPU properties), cuda (kernel properties), launcher (kernel launchers on host memory, no device), all, or control (the controls: correct fp32 fake kernels in other accumulation orders, which the rule must pass; control/<reversed|pairwise|tile16|fma|fp64|fma-exponent> for one), or selftest (the self-test's planted bugs as wrong kernels without a device, whose findings the campaign shrinks and explains; selftest/<bug> for one)")
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> v = {"reference", "cuda", "launcher", "all", "control", "control/reversed",
+                                      "control/pairwise", "control/tile16", "control/fma", "control/fp64",
+                                      "control/fma-exponent", "selftest"};
+        for (const auto& b : kparity::fuzz::planted_bugs()) v.push_back(b.backend.name);
+        return v;
+      }()));
   auto* cases = fuzz_cmd->add_option("--cases", fz.cases, "Passing cases per property")->check(CLI::PositiveNumber);
   auto* time = fuzz_cmd->add_option("--time", fz.seconds, "Wall-clock budget in seconds, split across the properties")
                    ->check(CLI::PositiveNumber);

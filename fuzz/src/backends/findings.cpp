@@ -27,13 +27,6 @@ std::string hex(std::uint64_t v) { return fmt::format("0x{:x}", v); }
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-// One shell word: single quotes, each ' inside written '\''.
-std::string shell_quoted(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // Value failures: where (tensor) and under which conditions (edges) say which slip it is.
 bool value_class(FailureClass c) {
   return c == FailureClass::wrong_values || c == FailureClass::not_deterministic ||
@@ -430,73 +423,6 @@ PropertyFindings run_property_findings(const Property& p, FindingLedger& ledger,
   total.cases = static_cast<int>(out.counters.judged);
   total.seconds = since(t0);
   return out;
-}
-
-// ---- the campaign ----------------------------------------------------------------------------
-
-nlohmann::json FindingCampaign::report() const {
-  nlohmann::json j = report_json(result);
-  auto& props = j.at("properties");
-  for (std::size_t i = 0; i < props.size() && i < properties.size(); ++i) {
-    const nlohmann::json extra = properties[i].to_json();
-    for (const auto& [k, v] : extra.items()) props[i][k] = v;
-  }
-  return j;
-}
-
-FindingCampaign run_finding_campaign(const std::vector<Property>& props,
-                                     const std::map<std::string, std::shared_ptr<FindingLedger>>& ledgers,
-                                     const CampaignOptions& opt, const FindingRunOptions& findings,
-                                     std::vector<BackendStatus> backends, std::ostream& log) {
-  FindingCampaign fc;
-  CampaignResult& r = fc.result;
-  r.options = opt;
-  r.backends = std::move(backends);
-  const auto t0 = Clock::now();
-  log << "kparity fuzz: seed " << hex(opt.seed) << ", "
-      << (opt.seconds ? fmt::format("{:g} s in all", *opt.seconds) : fmt::format("{} cases per property", opt.cases.value_or(100)))
-      << ", " << props.size() << " properties, up to " << findings.max_findings << " findings each\n";
-  log.flush();
-  for (std::size_t i = 0; i < props.size(); ++i) {
-    const Property& p = props[i];
-    PropertyBudget b = property_budget(opt);
-    if (opt.seconds) b.seconds = std::max(0.0, *opt.seconds - since(t0)) / static_cast<double>(props.size() - i);
-    const auto it = ledgers.find(p.name);
-    FindingLedger scratch;
-    FindingLedger& ledger = it != ledgers.end() && it->second ? *it->second : scratch;
-    PropertyFindings pf = run_property_findings(p, ledger, b, findings, opt.corpus_dir);
-    PropertyOutcome& o = pf.outcome;
-    if (!o.passed) o.repro = repro_command(o, opt);
-    log << outcome_line(o) << fmt::format("  coverage {:.0f}% of {} drawn", 100.0 * pf.counters.coverage(), pf.counters.drawn);
-    if (pf.counters.declined) log << "  declined " << pf.counters.declined;
-    std::int64_t hits = 0;
-    for (const auto& [id, n] : pf.counters.known_hits) hits += n;
-    if (hits) log << "  known hits " << hits;
-    log << "\n";
-    for (std::size_t k = 0; k < pf.findings.size(); ++k) {
-      const Finding& f = pf.findings[k];
-      log << fmt::format("  finding {} [{}] {}\n", k + 1, f.signature.id(), f.signature.display());
-      if (f.explanation.ran) log << "    explain: " << f.explanation.line() << "\n";
-      for (const auto& e : f.examples) log << fmt::format("    also met as [{}] {}\n", e.found_as.id(), e.found_as.display());
-      std::istringstream lines(readable_message(f));
-      int shown = 0;
-      for (std::string line; std::getline(lines, line) && shown < 6; ++shown) log << "    " << line << "\n";
-      std::string cmd = repro_command(f.outcome, opt);
-      for (const auto& e : f.excluded_before) cmd += " --known " + shell_quoted(e);
-      log << "    repro: " << cmd << "\n";
-      if (!f.saved.empty()) log << "    saved: " << f.saved << "\n";
-    }
-    if (pf.findings.empty() && !o.passed) {
-      std::istringstream lines(o.message);
-      for (std::string line; std::getline(lines, line);) log << "    " << line << "\n";
-    }
-    log.flush();
-    r.properties.push_back(o);
-    fc.properties.push_back(std::move(pf));
-  }
-  r.seconds = since(t0);
-  print_summary(r, log);
-  return fc;
 }
 
 }  // namespace kparity::fuzz

@@ -14,7 +14,9 @@
 #include <fmt/ranges.h>
 
 #include "kparity/fuzz/backends/backend.hpp"
+#include "kparity/fuzz/backends/findings.hpp"
 #include "kparity/fuzz/campaign/report.hpp"
+#include "kparity/fuzz/campaign/selftest.hpp"
 #include "kparity/fuzz/corpus/corpus.hpp"
 #include "kparity/fuzz/generators/op_spec.hpp"
 #include "kparity/fuzz/properties/differential.hpp"
@@ -38,6 +40,11 @@ bool matches_op(const std::string& op, const std::vector<std::string>& wanted) {
 // One property's line, and for a failure its message, repro line and corpus dump.
 void finish(PropertyOutcome& o, const CampaignOptions& opt, const FailedCall& call, std::ostream& log) {
   log << outcome_line(o) << "\n";
+  // The explain step's lines as the campaign with findings prints them under a finding.
+  if (o.explain.is_object()) {
+    log << "    explain: " << o.explain.value("line", std::string()) << "\n";
+    if (const std::string bad = o.explain.value("first_bad", std::string()); !bad.empty()) log << "    " << bad << "\n";
+  }
   if (!o.passed) {
     o.repro = repro_command(o, opt);
     std::istringstream lines(o.message);
@@ -65,7 +72,19 @@ std::string progress_line(std::size_t i, std::size_t n, const PropertyOutcome& o
   return line;
 }
 
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
 }  // namespace
+
+void explain_outcome(const Property& p, PropertyOutcome& o, const CampaignOptions& opt) {
+  if (o.passed || !o.failing_call || !p.check || opt.explain.seconds <= 0) return;
+  // The variants' fresh values from the seed a finding's explain step uses (findings.hpp).
+  const Explanation ex = explain_failure(*o.failing_call, p.check, opt.explain, finding_round_seed(o.seed, 1));
+  if (!ex.ran) return;
+  o.explain = ex.to_json();
+  o.explain["round_seconds"] = o.seconds;          // the search and the shrink it followed
+  o.explain["shrink_seconds"] = o.shrink_seconds;  // the shrink alone
+}
 
 std::string corpus_stem(const PropertyOutcome& o) {
   std::string s = o.name;
@@ -184,6 +203,7 @@ CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOp
       }
       PropertyOutcome o = run_property(p, b, on_chunk);
       if (opt.progress) log << "\r\x1b[2K";
+      explain_outcome(p, o, opt);
       FailedCall call;
       if (o.failing_call) {
         call.recorded = true;
@@ -221,6 +241,10 @@ std::vector<Property> campaign_properties(const CampaignOptions& o, std::vector<
   // backend or by a property name (a repro line has --property and no --backend).
   const bool controls = o.backend == "control" || o.backend.rfind("control/", 0) == 0 ||
                         o.property.find("/control/") != std::string::npos;
+  // The self-test's planted bugs (selftest.hpp) likewise: wrong kernels that need no device, so a
+  // finding of this campaign (its shrink, explain step, report) can be had and tested on the CPU.
+  const bool planted = o.backend == "selftest" || starts_with(o.backend, "selftest/") ||
+                       o.property.find("/selftest/") != std::string::npos;
   backends = {{"reference", true, ""}};
   std::string why;
   std::vector<Backend> cuda;
@@ -243,6 +267,12 @@ std::vector<Property> campaign_properties(const CampaignOptions& o, std::vector<
     for (const auto& s : op_specs()) ops.push_back(s.op);
     for (auto& p : differential_properties(control_backends(ops), op_specs())) all.push_back(std::move(p));
     backends.push_back({"control", true, ""});
+  }
+  if (planted) {
+    std::vector<Backend> bugs;
+    for (auto& b : planted_bugs()) bugs.push_back(std::move(b.backend));
+    for (auto& p : differential_properties(bugs, op_specs())) all.push_back(std::move(p));
+    backends.push_back({"selftest", true, ""});
   }
   // Without a device the CUDA properties are there, skipped with the reason: --backend cuda then
   // reports every one of them as skipped (like the GPU tests, a visible skip rather than a failure).

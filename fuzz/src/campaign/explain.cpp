@@ -280,8 +280,12 @@ void locate_variant(Explanation& ex, const std::string& knob, const std::string&
 
 }  // namespace
 
-Explanation explain_finding(const Call& shrunk, const FindingSignature& failure, const CallCheck& check,
-                            const ExplainOptions& options, std::uint64_t seed) {
+namespace {
+
+// The step itself. `known`: the failure the finding was found with; null: the one the shrunk call
+// shows when it is run once more here.
+Explanation explain_run(const Call& shrunk, const FindingSignature* known, const CallCheck& check,
+                        const ExplainOptions& options, std::uint64_t seed) {
   Explanation ex;
   if (options.seconds <= 0 || !check) return ex;
   ex.ran = true;
@@ -304,6 +308,9 @@ Explanation explain_finding(const Call& shrunk, const FindingSignature& failure,
     }
     ex.provenance_seconds = since(p0);
   }
+  FindingSignature failure;
+  if (known) failure = *known;
+  else failure.cls = base.cls, failure.tensor = base.tensor, failure.kind = base.kind, failure.message = base.message;
   if (!same_failure(base, failure)) {
     ex.first_bad = ex.first_bad.empty() ? "the shrunk call did not fail the same way when run again" : ex.first_bad;
     ex.seconds = since(t0);
@@ -380,6 +387,18 @@ Explanation explain_finding(const Call& shrunk, const FindingSignature& failure,
   ex.knobs = std::move(kept);
   ex.seconds = since(t0);
   return ex;
+}
+
+}  // namespace
+
+Explanation explain_finding(const Call& shrunk, const FindingSignature& failure, const CallCheck& check,
+                            const ExplainOptions& options, std::uint64_t seed) {
+  return explain_run(shrunk, &failure, check, options, seed);
+}
+
+Explanation explain_failure(const Call& shrunk, const CallCheck& check, const ExplainOptions& options,
+                            std::uint64_t seed) {
+  return explain_run(shrunk, nullptr, check, options, seed);
 }
 
 }  // namespace kparity::fuzz

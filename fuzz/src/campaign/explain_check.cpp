@@ -54,7 +54,7 @@ bool same_bytes(const TensorView& x, const TensorView& y) {
 }  // namespace
 
 CallCheck implementation_check(const OpFuzzSpec& spec, const Backend& backend, const std::string& kind,
-                               reference::PrecisionProfile profile, std::function<bool(Call&)> adapt,
+                               std::optional<reference::PrecisionProfile> profile, std::function<bool(Call&)> adapt,
                                std::function<std::string(const Call&)> supports) {
   if (kind != "differential" && kind != "differential-special-values" && kind != "deterministic") return {};
   return [spec, backend, kind, profile, adapt, supports](const Call& in) -> CallVerdict {
@@ -94,7 +94,7 @@ CallCheck implementation_check(const OpFuzzSpec& spec, const Backend& backend, c
     std::optional<Call> b = run_once(c, backend, v);
     if (!b) return v;
     Call f = [&] {
-      const reference::PrecisionProfileScope scope(profile);
+      const reference::PrecisionProfileScope scope(profile.value_or(reference::precision_profile()));
       return run_faithful(c);
     }();
     Call o = run_oracle(c);

@@ -177,7 +177,8 @@ std::vector<PropertyOutcome> run_in_workers(const std::vector<Property>& props, 
       b.first_chunk = t.first;
       b.end_chunk = t.end;
     }
-    const PropertyOutcome o = run_property(props[t.prop], b);
+    PropertyOutcome o = run_property(props[t.prop], b);
+    explain_outcome(props[t.prop], o, opt);
     json r = {{"outcome", outcome_json(o)}, {"recorded", o.failing_call.has_value()}};
     if (!o.passed && o.failing_call && !opt.corpus_dir.empty()) {
       try {

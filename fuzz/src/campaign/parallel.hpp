@@ -23,6 +23,11 @@ std::map<std::string, std::string> corpus_info(const PropertyOutcome& o);
 // The run's seed, case budget, RapidCheck settings and shard chunks; the time share is the caller's.
 PropertyBudget property_budget(const CampaignOptions& opt);
 
+// The explain step on a failed outcome's shrunk call, when its property has a check and the
+// options a budget (campaign.hpp): fills o.explain, where the shrunk call is (this process or a
+// worker), before the call is saved or dropped.
+void explain_outcome(const Property& p, PropertyOutcome& o, const CampaignOptions& opt);
+
 // Runs `props` in opt.jobs worker processes: with a case budget one task per chunk (results equal
 // to one process's), with a time budget one task per property. `finish` sees each property's
 // outcome in property order, as soon as all of its chunks up to its first failure are back.

@@ -108,6 +108,9 @@ nlohmann::json outcome_json(const PropertyOutcome& o) {
     p["repro_cases"] = o.repro_cases;
     p["saved"] = o.saved;
   }
+  if (!o.explain.is_null()) p["explain"] = o.explain;
+  if (o.findings.is_object())
+    for (const auto& [k, v] : o.findings.items()) p[k] = v;
   return p;
 }
 
@@ -139,6 +142,13 @@ PropertyOutcome outcome_from_json(const nlohmann::json& j) {
     o.repro = j.value("repro", "");
     o.repro_cases = j.value("repro_cases", 0);
     o.saved = j.value("saved", "");
+  }
+  if (const auto e = j.find("explain"); e != j.end()) o.explain = *e;
+  // A run with several findings: its fields come back together (a worker's result, a shard's report).
+  if (j.contains("findings")) {
+    o.findings = nlohmann::json::object();
+    for (const char* k : {"findings", "coverage", "rounds", "stopped"})
+      if (const auto f = j.find(k); f != j.end()) o.findings[k] = *f;
   }
   return o;
 }

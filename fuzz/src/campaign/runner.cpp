@@ -227,6 +227,7 @@ PropertyOutcome merge_chunk_runs(std::vector<PropertyOutcome> runs) {
   m.passed = true;
   m.buckets.clear();
   m.max_errors.clear();
+  m.explain = nullptr;
   m.chunk_stride = strided ? 0 : 1;  // 0: interleaved runs, no single stride
   const PropertyOutcome* failure = nullptr;
   for (const auto& r : runs) {
@@ -248,6 +249,7 @@ PropertyOutcome merge_chunk_runs(std::vector<PropertyOutcome> runs) {
     m.failing_call = failure->failing_call;
     m.repro = failure->repro;
     m.saved = failure->saved;
+    m.explain = failure->explain;
   }
   return m;
 }

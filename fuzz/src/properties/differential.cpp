@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <rapidcheck.h>
 
+#include "kparity/fuzz/campaign/explain.hpp"
 #include "kparity/judge/kernel_ops.hpp"
 
 namespace kparity::fuzz {
@@ -74,6 +75,9 @@ Property differential_property(const OpFuzzSpec& spec, const Backend& backend, b
     RC_LOG() << r.detail << "\n";
     if (!r.pass) RC_FAIL(backend.name + " breaks the differential rule: " + r.detail);
   };
+  // The campaign's explain step judges a finding's variants as the body does: the backend, then
+  // the rule under the thread's profile (no declared domain: every valid call of the op is in it).
+  p.check = implementation_check(spec, backend, "differential", std::nullopt, {}, {});
   return p;
 }
 

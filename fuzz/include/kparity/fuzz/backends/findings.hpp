@@ -163,13 +163,21 @@ std::uint64_t finding_round_seed(std::uint64_t seed, int round);
 PropertyFindings run_property_findings(const Property& p, FindingLedger& ledger, const PropertyBudget& budget,
                                        const FindingRunOptions& options, const std::string& corpus_dir);
 
-// The campaign of implementation properties with findings: one property after the other under the
-// options' budget, a line per property and per finding, the summary table, the report (report.hpp's
-// schema, each property with the fields of PropertyFindings::to_json). `ledgers` by property name.
+// The campaign of implementation properties with findings (campaign/finding_campaign.cpp): one
+// property after the other under the options' budget, a line per property and per finding, the
+// summary table, the report (report.hpp's schema, each property with the fields of
+// PropertyFindings::to_json, carried in PropertyOutcome::findings). `ledgers` by property name.
+// What the plain campaign (campaign.hpp) offers, it offers too:
+//   - jobs > 1: the properties in that many worker processes (workers.hpp), one task per property
+//     (a property's rounds are sequential: each excludes what the ones before it found), printed
+//     in property order; with a case budget the result does not depend on jobs;
+//   - a shard i/n: property k is run by shard k % n, and the other shards report it skipped
+//     ("run by shard k % n/n"), so that `kparity fuzz merge` takes each property from the shard
+//     that ran it (merge.hpp drops skipped runs beside a real one) and the merged report keeps its
+//     findings; a shard runs its properties under the whole budget, as a plain shard does.
 struct FindingCampaign {
   CampaignResult result;
-  std::vector<PropertyFindings> properties;  // in result.properties order
-  nlohmann::json report() const;
+  nlohmann::json report() const;  // report_json(result): the findings are in its outcomes
 };
 FindingCampaign run_finding_campaign(const std::vector<Property>& props,
                                      const std::map<std::string, std::shared_ptr<FindingLedger>>& ledgers,

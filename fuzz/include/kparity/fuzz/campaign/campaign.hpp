@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kparity/fuzz/campaign/explain.hpp"
 #include "kparity/fuzz/campaign/runner.hpp"
 #include "kparity/fuzz/campaign/shard.hpp"
 #include "kparity/fuzz/properties/property.hpp"
@@ -15,7 +16,8 @@ namespace kparity::fuzz {
 struct CampaignOptions {
   std::uint64_t seed = kDefaultSeed;
   std::vector<std::string> ops;  // empty: all; else op names ("kda/packed_decode") or families ("kda")
-  std::string backend = "all";   // reference | cuda | launcher | control[/<accumulation>] | all
+  // reference | cuda | launcher | control[/<accumulation>] | selftest[/<bug>] | all
+  std::string backend = "all";
   std::string property;          // non-empty: exactly this property
   std::optional<int> cases;      // passing cases per property
   std::optional<double> seconds;  // wall-clock budget of the whole campaign, split across properties
@@ -29,6 +31,9 @@ struct CampaignOptions {
   int jobs = 1;
   Shard shard;  // this run's share of every property's chunks (shard.hpp)
   std::string repro_args;                  // appended to every repro line (`--impl lib.so`)
+  // The explain step after a failed property's shrink (explain.hpp), for properties with a check
+  // (Property::check: the differential properties of a backend under test); seconds <= 0: none.
+  ExplainOptions explain;
 };
 
 struct BackendStatus {
@@ -56,7 +61,8 @@ CampaignResult run_campaign(const std::vector<Property>& props, const CampaignOp
 // What `kparity fuzz` runs for `o`, selected, and the backends' status: the CPU properties, the CUDA
 // backend's (skipped, with the probe's reason, without a device) and the launchers' (skipped without
 // kernels), as o.backend asks; the controls' (backends/reference.hpp) only for --backend control[/x]
-// or a --property naming one. With jobs > 1 the CUDA probe runs in a child process, so that the
+// or a --property naming one; the self-test's planted bugs' (selftest.hpp: wrong fake kernels
+// without a device) only for --backend selftest[/<bug>] or a --property naming one. With jobs > 1 the CUDA probe runs in a child process, so that the
 // workers can use the device.
 std::vector<Property> campaign_properties(const CampaignOptions& o, std::vector<BackendStatus>& backends);
 // run_campaign(campaign_properties(o), ...).

@@ -122,17 +122,24 @@ bool same_failure(const CallVerdict& v, const FindingSignature& f);
 Explanation explain_finding(const Call& shrunk, const FindingSignature& failure, const CallCheck& check,
                             const ExplainOptions& options, std::uint64_t seed);
 
+// The explain step on a failing call whose failure is not known beforehand (kparity's own campaign,
+// campaign.hpp: its properties keep no signature): the failure is what `shrunk` fails with when it
+// is run once more, and the explanation says so when it does not fail again.
+Explanation explain_failure(const Call& shrunk, const CallCheck& check, const ExplainOptions& options,
+                            std::uint64_t seed);
+
 // The first bad element of `tensor` and where the bad ones are, from the three runs of `call`
 // (explain_provenance.cpp): token/head/channel and the selected keys for sparse ops; sequence,
 // position and chunk for KDA. Null when nothing is bad or the runs are missing.
 nlohmann::json provenance(const Call& call, const CallVerdict& verdict, std::string& line);
 
 // The check of a differential or determinism property of an implementation (explain_check.cpp):
-// runs `backend` on the call (its isolation and time limit), then the rule under `profile`.
+// runs `backend` on the call (its isolation and time limit), then the rule under `profile` (none:
+// the thread's current profile when the check runs, as kparity's own differential properties judge).
 // `adapt` and `supports` (optional) as in ImplPropertyOptions: a variant outside them is skipped.
 struct OpFuzzSpec;
 CallCheck implementation_check(const OpFuzzSpec& spec, const Backend& backend, const std::string& kind,
-                               reference::PrecisionProfile profile, std::function<bool(Call&)> adapt,
+                               std::optional<reference::PrecisionProfile> profile, std::function<bool(Call&)> adapt,
                                std::function<std::string(const Call&)> supports);
 
 }  // namespace kparity::fuzz

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kparity/fuzz/call.hpp"
 #include "kparity/fuzz/properties/differential.hpp"
 #include "kparity/fuzz/properties/property.hpp"
@@ -62,6 +64,12 @@ struct PropertyOutcome {
   std::optional<Call> failing_call;             // the shrunk input, when the property recorded one
   std::string repro;                            // one-line command (failures)
   std::string saved;                            // corpus dump written for the failure
+  // The explain step on the shrunk call (campaign/explain.hpp, Explanation::to_json plus
+  // round_seconds and shrink_seconds), for a failed property whose Property::check is set; null: none.
+  nlohmann::json explain;
+  // A run with several findings (backends/findings.hpp): the fields it adds to the report's entry
+  // (findings, coverage, rounds, stopped: PropertyFindings::to_json); null for a plain run.
+  nlohmann::json findings;
   // The chunks the run covered: chunks_run of them from first_chunk on, chunk_stride apart; a
   // failed run's last one failed.
   int first_chunk = 0;

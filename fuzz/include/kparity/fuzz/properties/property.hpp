@@ -12,7 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "kparity/fuzz/call.hpp"
+
 namespace kparity::fuzz {
+
+struct CallVerdict;  // campaign/explain.hpp
 
 struct Property {
   std::string name;  // "<op>/<relation>", e.g. "kda/replayssm_decode/equals-packed-decode"
@@ -37,6 +41,11 @@ struct Property {
   // reported (a skipped outcome with the reason, never run), so a campaign without a device shows
   // what it did not check instead of silently checking less (issue 19 item 3). `body` is empty.
   std::string skipped;
+  // How the explain step after shrinking (campaign/explain.hpp) judges a variant of a failing call
+  // as this property judges its cases: set by the differential properties of a backend under test
+  // (properties/differential.hpp), so that the campaign (campaign.hpp) explains their findings.
+  // Empty: a failure is reported without the explain step.
+  std::function<CallVerdict(const Call&)> check;
 };
 
 // A property body that returns without checking what it drew (a call with nothing to duplicate, a
