@@ -16,6 +16,8 @@
 #include <string>
 #include <tuple>
 
+#include <rapidcheck.h>
+
 #include "kparity/fuzz/backends/findings.hpp"
 #include "kparity/fuzz/backends/implementation.hpp"
 #include "kparity/fuzz/backends/reference.hpp"
@@ -196,6 +198,48 @@ TEST(Explain, IsDeterministicForASeed) {
     return j;
   };
   EXPECT_EQ(strip(a.findings[0].explanation.to_json()), strip(b.findings[0].explanation.to_json()));
+}
+
+// The first bad element is found wherever it lies: a backend wrong only in the last element of
+// `out`, on drawn calls where a scan from the front runs out of judgements before it (97..128
+// elements judged one by one; 97..128 token-heads judged a row of D at a time). Such a call came
+// out of a plain --impl run as a second finding of one slip: no provenance, so no first bad head
+// for the explain step's H and T knobs to keep.
+TEST(Explain, ProvenanceFindsALateFirstBadElement) {
+  Backend inner = faithful_backend({"sparse/paged_decode"});
+  Backend b = inner;
+  b.name = "last-element";
+  b.run = [run = inner.run](Call& c) {
+    run(c);
+    const TensorView out = c.at("out").view();
+    out.store_flat(out.numel() - 1, out.load_flat(out.numel() - 1) + 1.0);
+  };
+  const OpFuzzSpec& spec = spec_for("sparse/paged_decode");
+  const CallCheck check = implementation_check(spec, b, "differential", std::nullopt, {}, {});
+  bool one_by_one = false, in_blocks = false;
+  for (int k = 0; k < 3000 && !(one_by_one && in_blocks); ++k) {
+    GenConfig cfg;
+    cfg.large = k % 2 == 1;
+    const auto gen = rc::gen::exec([&] { return spec.draw(cfg); });
+    const Call c = gen(rc::Random(static_cast<std::uint64_t>(k) * 7919u + 1u), 100).value();
+    take_buckets();
+    const TensorView out = c.at("out").view();
+    const I n = out.numel(), rows = out.rank > 1 ? out.size(0) * out.size(1) : 0;
+    const bool small = n > 96 && n <= 128 && !one_by_one, blocks = n > 128 && rows > 96 && rows <= 128 && !in_blocks;
+    if (!small && !blocks) continue;
+    const CallVerdict v = check(c);
+    if (!v.failed || v.tensor != "out") continue;  // +1 can hide under a large bound
+    std::string line;
+    const nlohmann::json p = provenance(c, v, line);
+    ASSERT_TRUE(p.is_object()) << c.description;
+    std::vector<I> last;
+    for (int a = 0; a < out.rank; ++a) last.push_back(out.size(a) - 1);
+    EXPECT_EQ(p.at("index").get<std::vector<I>>(), last) << c.description << ": " << line;
+    EXPECT_EQ(p.at("bad").get<I>(), 1) << line;
+    (small ? one_by_one : in_blocks) = true;
+  }
+  EXPECT_TRUE(one_by_one) << "no drawn call with 97..128 elements of out failed";
+  EXPECT_TRUE(in_blocks) << "no drawn call with 97..128 token-heads and D > 1 failed";
 }
 
 // kda/chunk: a chunk kernel that gets the last chunk of each sequence wrong (its outputs 1/16 too

@@ -30,8 +30,8 @@ constexpr I kMaxExamined = 128;
 constexpr I kMaxBlocks = 128;
 // Judgements at most (each one is the rule on the whole call): past it, the elements left count as
 // unexamined and the count is a lower bound ("approximate").
-// Binary search finds the first bad element of a bad block in log2(block) of them; the count after
-// it is the budget's rest (kept small: a judgement costs about as much as the rule on the call).
+// Binary search finds the first bad element in log2(n) of them; the count after it is the budget's
+// rest (kept small: a judgement costs about as much as the rule on the call).
 constexpr I kMaxJudges = 96;
 
 std::string index_text(const std::vector<I>& idx) {
@@ -153,56 +153,39 @@ nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& l
     return pass;
   };
   std::vector<std::vector<I>> bad;  // exact bad elements, or every element of a bad block
-  I count = 0;
+  // The first bad element wherever it lies: a binary search over prefixes (a prefix replaced by the
+  // backend's fails exactly when it holds a bad element), about log2(n) judgements. A scan from the
+  // front ran out of judgements before a late bad element (token 7, head 11 of 128 elements).
+  if (n == 0 || good(0, n)) return nullptr;
+  I lo = 0, hi = n;  // [0, lo) holds no bad element, [0, hi) holds one
+  while (hi - lo > 1) {
+    const I mid = lo + (hi - lo) / 2;
+    if (good(0, mid)) lo = mid;
+    else hi = mid;
+  }
+  const std::vector<I> first = all[static_cast<std::size_t>(lo)];
+  bad.push_back(first);
+  I count = 1, examined = lo + 1;
   bool approximate = false;
-  bool first_found = false;
-  std::vector<I> first_bad;
-  I examined = 0;
-  for (I from = 0; from < n && judges < kMaxJudges; from += block) {
+  // Then where the others are, with the judgements left: the rest of the first bad one's block
+  // element by element, the later blocks whole (a bad one counted whole: "approximate").
+  const I block_end = block > 1 ? std::min(n, (lo / block + 1) * block) : n;
+  for (I i = lo + 1; i < block_end; ++i) {
+    if (judges >= kMaxJudges) break;
+    examined = i + 1;
+    if (good(i, i + 1)) continue;
+    ++count;
+    bad.push_back(all[static_cast<std::size_t>(i)]);
+  }
+  for (I from = block_end; from < n && judges < kMaxJudges; from += block) {
     const I to = std::min(n, from + block);
-    if (block > 1 && good(from, to)) {
-      examined = to;
-      continue;
-    }
-    if (block > 1 && first_found) {
-      approximate = true;  // a bad block after the first: its elements are counted as a block
-      for (I i = from; i < to; ++i) bad.push_back(all[static_cast<std::size_t>(i)]);
-      count += to - from;
-      examined = to;
-      continue;
-    }
-    I start = from;
-    if (!first_found && to - from > 8) {
-      // The first bad element of this bad block: [from, lo) is good, [from, hi) holds a bad one.
-      I lo = from, hi = to;
-      while (hi - lo > 1 && judges < kMaxJudges) {
-        const I mid = lo + (hi - lo) / 2;
-        if (good(from, mid)) lo = mid;
-        else hi = mid;
-      }
-      if (hi - lo == 1) {
-        ++count;
-        bad.push_back(all[static_cast<std::size_t>(lo)]);
-        first_found = true, first_bad = all[static_cast<std::size_t>(lo)];
-        start = hi;
-        examined = hi;
-      }
-    }
-    for (I i = start; i < to; ++i) {
-      if (judges >= kMaxJudges) {
-        approximate = true;
-        break;
-      }
-      examined = i + 1;
-      if (good(i, i + 1)) continue;
-      ++count;
-      bad.push_back(all[static_cast<std::size_t>(i)]);
-      if (!first_found) first_found = true, first_bad = all[static_cast<std::size_t>(i)];
-    }
+    examined = to;
+    if (good(from, to)) continue;
+    approximate = true;
+    for (I i = from; i < to; ++i) bad.push_back(all[static_cast<std::size_t>(i)]);
+    count += to - from;
   }
   if (examined < n) approximate = true;
-  if (bad.empty()) return nullptr;
-  const std::vector<I>& first = first_found ? first_bad : bad.front();
   nlohmann::json p = {{"tensor", v.tensor},
                       {"index", first},
                       {"backend", py_float(b.load(first))},
