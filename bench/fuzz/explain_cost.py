@@ -22,14 +22,15 @@ import subprocess
 import tempfile
 
 
-def rows_of(report: dict, label: str, seed: int) -> list[str]:
+def rows_of(report: dict, label: str, seed: int, kind: bool = False) -> list[str]:
     out = []
     for p in report.get("properties", []):
         for f in p.get("findings", []):
             e = f.get("explain") or {}
             if not e:
                 continue
-            out.append(f"| {label} | {seed} | {f['display'][:60]} | {e['trials']} | {e['seconds']:.3f} | "
+            name = f"{label} ({p['name'].split('/')[2]})" if kind else label
+            out.append(f"| {name} | {seed} | {f['display'][:60]} | {e['trials']} | {e['seconds']:.3f} | "
                        f"{e.get('shrink_seconds', 0):.3f} | {e.get('round_seconds', 0):.3f} | "
                        f"{e['seconds'] / max(e.get('shrink_seconds', 0), 1e-9):.2f} | {len(f.get('examples', []))} |")
     return out
@@ -84,7 +85,7 @@ def main() -> int:
             lib = os.path.join(args.plugins, f"libkparity_test_planted_{slip.replace('-', '_')}.so")
             for seed in args.seeds:
                 run_cli(args.cli, ["--impl", lib, "--op", op, "--cases", str(args.cases)], "plain --impl " + slip, seed,
-                        rows_of)
+                        lambda r, label, s: rows_of(r, label, s, kind=True))
     if args.cli and args.campaign:
         for bug, op in BUGS:
             for seed in args.seeds:

@@ -47,6 +47,19 @@ Backend reading(const std::string& name, std::function<void(Call&)> rewrite) {
   return b;
 }
 
+// `op` run by the faithful model, then its outputs changed by `slip`: how a slip in what the kernel
+// writes is planted.
+Backend writing(const std::string& op, const std::string& name, std::function<void(Call&)> slip) {
+  Backend inner = faithful_backend({op});
+  Backend b = inner;
+  b.name = name;
+  b.run = [run = inner.run, slip](Call& c) {
+    run(c);
+    slip(c);
+  };
+  return b;
+}
+
 // Leaves out the last selected key of every token with five or more keys.
 Backend drops_fifth_key() {
   return reading("drops-fifth-key", [](Call& m) {
@@ -206,14 +219,10 @@ TEST(Explain, IsDeterministicForASeed) {
 // out of a plain --impl run as a second finding of one slip: no provenance, so no first bad head
 // for the explain step's H and T knobs to keep.
 TEST(Explain, ProvenanceFindsALateFirstBadElement) {
-  Backend inner = faithful_backend({"sparse/paged_decode"});
-  Backend b = inner;
-  b.name = "last-element";
-  b.run = [run = inner.run](Call& c) {
-    run(c);
+  const Backend b = writing("sparse/paged_decode", "last-element", [](Call& c) {
     const TensorView out = c.at("out").view();
     out.store_flat(out.numel() - 1, out.load_flat(out.numel() - 1) + 1.0);
-  };
+  });
   const OpFuzzSpec& spec = spec_for("sparse/paged_decode");
   const CallCheck check = implementation_check(spec, b, "differential", std::nullopt, {}, {});
   bool one_by_one = false, in_blocks = false;
@@ -245,11 +254,7 @@ TEST(Explain, ProvenanceFindsALateFirstBadElement) {
 // kda/chunk: a chunk kernel that gets the last chunk of each sequence wrong (its outputs 1/16 too
 // large), on captured calls whose sequences span several chunks.
 TEST(Explain, KdaLastChunkSlipIsLocatedInTheProvenance) {
-  Backend inner = faithful_backend({"kda/chunk"});
-  Backend b = inner;
-  b.name = "last-chunk";
-  b.run = [run = inner.run](Call& c) {
-    run(c);
+  const Backend b = writing("kda/chunk", "last-chunk", [](Call& c) {
     const TensorView out = c.at("out").view();  // [B, T, HV, V]
     const I cs = c.scalars.count("chunk_size") && c.scalars.at("chunk_size") > 0 ? static_cast<I>(c.scalars.at("chunk_size")) : 64;
     std::vector<std::pair<I, I>> seqs;  // [begin, end) per sequence, in tokens of batch 0
@@ -264,7 +269,7 @@ TEST(Explain, KdaLastChunkSlipIsLocatedInTheProvenance) {
         if (t >= s && t < e) b0 = s, len = e - s;
       if ((t - b0) / cs == (len - 1) / cs) out.store(i, out.load(i) * (1.0 + 1.0 / 16));
     });
-  };
+  });
   const CallCheck check = implementation_check(spec_for("kda/chunk"), b, "differential",
                                                reference::PrecisionProfile::fla_chunk, {}, {});
   int located = 0;

@@ -14,7 +14,10 @@
 //                 "max_errors": {tensor: {"backend", "faithful", "bound", "ratio"}},
 //                 "chunks": {"first", "run", "stride"} (the chunks covered, runner.hpp),
 //                 "skipped": why, for a property that could not run here (0 cases, passed),
-//                 and for a failure "message", "repro", "repro_cases", "saved"}]
+//                 and for a failure "message", "repro", "repro_cases", "saved",
+//                 "explain": the explain step's object (explain.hpp, README), when it ran;
+//                 a run with several findings (backends/findings.hpp) adds "findings",
+//                 "coverage", "rounds", "stopped" to every property}]
 // A property's "seconds" add up the time of the workers that ran it, so "cases_per_minute" is the
 // pace of one worker; "totals.seconds" is the campaign's wall-clock time.
 #include <iosfwd>
