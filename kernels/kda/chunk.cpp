@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/align.hpp"
 #include "kda/chunk_plan.hpp"
 #include "kda/support.hpp"
 #include "kparity/diagnostics/catalog_ids.hpp"
@@ -22,6 +23,17 @@ void put4(const TensorView& t, const void*& ptr, int& dt, std::int64_t& s0, std:
           std::int64_t& s3) {
   ptr = t.data; dt = dt_code(t.dtype);
   s0 = t.strides[0]; s1 = t.strides[1]; s2 = t.strides[2]; s3 = t.strides[3];
+}
+
+// A [B, T, heads, n] input whose every row the prep kernel may load 16 bytes a lane: unit channel
+// stride, a 16-byte aligned start, and row strides (of the dims that have more than one row) whole
+// 16-byte steps.
+int rows_vec(const TensorView& t, int bit) {
+  const std::int64_t epv = 16 / static_cast<std::int64_t>(dtype_size(t.dtype));
+  if (t.ndim() != 4 || t.strides[3] != 1 || t.sizes[3] % epv != 0 || !aligned16(t.data)) return 0;
+  for (int d = 0; d < 3; ++d)
+    if (t.sizes[d] > 1 && t.strides[d] % epv != 0) return 0;
+  return bit;
 }
 
 Status not_built() {
@@ -49,17 +61,23 @@ bool chunk_kernel_built() noexcept {
 #endif
 }
 
-// V columns per CTA: 64 (one 16-column group per warp) unless that leaves the GPU with fewer than
-// about two CTAs per SM, then 32 or 16 (the warps split K instead: chunk_kernel.cuh). Each
-// (sequence, head) walks its chunks in order, so only more CTAs per head can fill 132 SMs when
-// N * HV is small.
+// V columns per CTA: the widest tile (64: one 16-column group per warp; 32 or 16: the warps split K
+// instead, chunk_kernel.cuh) that still gives the GPU about one CTA per SM (7/8 of the SMs or more):
+// each (sequence, head) walks its chunks in order, so only more CTAs per head fill 132 SMs when
+// N * HV is small, while a narrower tile re-reads the chunk's shared operands once more per tile and
+// adds a split-K reduction. Measured on the H200 (2026-12-05, bench/results/kda_prefill_2026-12-05.md,
+// KPARITY_CHUNK_VTILE sweep, K = V = 128): N * HV = 32 runs fastest at 32 (1.78 ms against 1.95 at 64
+// and 1.98 at 16, 1x8192), N * HV = 64 at 64 (2.95 against 3.00 at 32 and 3.95 at 16), N * HV >= 256
+// at 64 (the old rule's "two CTAs per SM" chose 16 at N * HV = 32 and 64: 1.1-1.34x slower).
 std::int64_t chunk_vtile(std::int64_t seqs_x_heads, std::int64_t K, std::int64_t V, int sms) {
   // K = 256 splits K at least two ways: a warp's slice of the state stays at <= 64 registers.
   std::int64_t vt = K > 128 ? 32 : 64;
   // No warp group past V (V = 16, 32) where K allows the split.
   while (vt > 16 && vt > V && K / (64 / (vt / 2)) >= 8) vt /= 2;
   // K / (64 / vt) channels per warp must hold a whole 8-channel k-step.
-  while (vt > 16 && seqs_x_heads * ((V + vt - 1) / vt) < 2 * sms && K / (64 / (vt / 2)) >= 8) vt /= 2;
+  while (vt > 16 && 8 * seqs_x_heads * ((V + vt - 1) / vt) < 7 * static_cast<std::int64_t>(sms) &&
+         K / (64 / (vt / 2)) >= 8)
+    vt /= 2;
   return vt;
 }
 
@@ -155,6 +173,7 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
     p.vtile = vt;
   p.n_vtiles = (p.V + p.vtile - 1) / p.vtile;
   p.simt = chunk_simt_requested();
+  p.vec = rows_vec(a.q, kVecQ) | rows_vec(a.k, kVecK) | rows_vec(a.g, kVecG) | rows_vec(a.v, kVecV);
   p.n_windows = (p.T + kChunkTokens - 1) / kChunkTokens;
   p.ws_blk = chunk_blk_floats(p.K, p.vtile, p.n_vtiles);
   p.n_blocks = p.has_cu ? p.n_windows + p.N : p.B * p.n_windows;

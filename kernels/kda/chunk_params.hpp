@@ -18,6 +18,10 @@ inline constexpr int kChunkThreads = 32 * kChunkWarps;
 // |Gc_i - Gc_ref| of the chunk is at most this; else the exact elementwise form (doc section 3).
 inline constexpr float kChunkSafeSpan = 64.f;
 
+// ChunkParams::vec bits: the input's rows are 16-byte aligned with unit channel stride, so the prep
+// kernel loads it 16 bytes a lane (chunk_prep_kernel.cuh, stage_rows).
+enum ChunkVec : int { kVecQ = 1, kVecK = 2, kVecG = 4, kVecV = 8 };
+
 // beta as given, sigmoid(beta), or 2 * sigmoid(beta) (chunk_kda's allow_neg_eigval).
 enum ChunkBeta : int { kBetaAsIs = 0, kBetaSigmoid = 1, kBetaTwiceSigmoid = 2 };
 
@@ -50,6 +54,7 @@ struct ChunkParams {
   int has_lower_bound = 0, l2norm = 0, beta_mode = kBetaAsIs;
   int gate_in_kernel = 0, has_A_log = 0, has_dt_bias = 0;
   int has_init = 0, has_final = 0, has_cu = 0;
+  int vec = 0;   // ChunkVec bits
   int simt = 0;  // debug: the three state products in plain fp32 FMAs instead of tensor cores
 };
 

@@ -20,12 +20,12 @@ struct ChunkPlan {
 // aligned and spreads a fragment's eight rows over different banks.
 constexpr std::int64_t chunk_pitch(std::int64_t n) { return n + 4; }
 
-// Shared floats of chunk_prep_kernel: six [16][K] tables (q_s, k_hat, g, Gc then exp(Gc - ref),
-// Rs then exp(ref - Gc), x then w), v then u [16][V], A_kk and A_qk [16][16], beta [16].
-// K = V = 128: 57 KiB.
+// Shared floats of chunk_prep_kernel: five [16][K] tables (q_s, k_hat, g then exp(Gc - ref),
+// exp(ref - Gc), x), v then u [16][V], A_kk and A_qk [16][16], beta [16], dt_bias [K] (the cumulative
+// gates live in registers). K = V = 128: 51 KiB, four CTAs to an SM.
 constexpr std::int64_t chunk_prep_smem_floats(std::int64_t K, std::int64_t V) {
-  return 6 * kChunkTokens * chunk_pitch(K) + kChunkTokens * chunk_pitch(V) + 2 * kChunkTokens * chunk_pitch(kChunkTokens) +
-         kChunkTokens;
+  return 5 * kChunkTokens * chunk_pitch(K) + kChunkTokens * chunk_pitch(V) + 2 * kChunkTokens * chunk_pitch(kChunkTokens) +
+         kChunkTokens + K;
 }
 
 // chunk_kernel's tables, in the order a chunk's operand block holds them. Pitches chosen for the

@@ -20,23 +20,98 @@
 
 namespace kparity::kernels::kda {
 
+// One input's rows 0 .. L-1 of a chunk (tokens t0 + i, row i `st` elements after `row0`) of one
+// head, [.., n] with channel stride `sc`, widened exactly to fp32 into dst[i * pitch + c]; rows
+// L .. 15 are zeros. `fix` marks the gate input, whose real elements go through the gate function.
+// `vec`: the launcher proved every row 16-byte aligned with unit channel stride, so a lane loads 16
+// bytes a step (8 f16/bf16 or 4 fp32 values); else one element a step.
+struct StageSrc {
+  float* dst;
+  const void* src;
+  std::int64_t row0, st, sc;
+  int pitch, n, dt, vec, fix;
+};
+inline constexpr int kStageBatch = 2;  // loads of one input a thread in flight per round
+__device__ __forceinline__ int stage_epv(const StageSrc& s) {
+  return s.vec ? ((s.dt != kF16 && s.dt != kBF16) ? 4 : 8) : 1;
+}
+// Every input's loads of a round are issued before the first is converted: one memory round trip a
+// round for all of them (K = V = 128 with 16-bit or fp32 inputs: one round).
+template <int NS, class Fix>
+__device__ __forceinline__ void stage_rows(const StageSrc (&s)[NS], int L, Fix fix) {
+  using namespace chunk_dev;
+  constexpr int kStep = kStageBatch * kChunkThreads;
+  int rounds = 0;
+#pragma unroll
+  for (int k = 0; k < NS; ++k) {
+    const int r = (kChunkTokens * (s[k].n / stage_epv(s[k])) + kStep - 1) / kStep;
+    rounds = r > rounds ? r : rounds;
+  }
+#pragma unroll 1
+  for (int r = 0; r < rounds; ++r) {
+    uint4 raw[NS][kStageBatch];
+#pragma unroll
+    for (int k = 0; k < NS; ++k) {
+      const int epv = stage_epv(s[k]), vpr = s[k].n / epv, total = kChunkTokens * vpr;
+      const int esz = (s[k].dt != kF16 && s[k].dt != kBF16) ? 4 : 2;
+#pragma unroll
+      for (int u = 0; u < kStageBatch; ++u) {
+        const int j = r * kStep + u * kChunkThreads + threadIdx.x, i = j / vpr, c = (j % vpr) * epv;
+        raw[k][u] = make_uint4(0u, 0u, 0u, 0u);
+        if (j < total && i < L) {
+          const std::int64_t e0 = s[k].row0 + i * s[k].st;
+          if (s[k].vec) raw[k][u] = *reinterpret_cast<const uint4*>(static_cast<const char*>(s[k].src) + (e0 + c) * esz);
+          else raw[k][u].x = ld_raw(s[k].src, s[k].dt, e0 + c * s[k].sc);
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < NS; ++k) {
+      const int epv = stage_epv(s[k]), vpr = s[k].n / epv, total = kChunkTokens * vpr, dt = s[k].dt;
+      const bool wide = dt != kF16 && dt != kBF16;
+#pragma unroll
+      for (int u = 0; u < kStageBatch; ++u) {
+        const int j = r * kStep + u * kChunkThreads + threadIdx.x, i = j / vpr, c = (j % vpr) * epv;
+        if (j >= total) continue;
+        float* d = s[k].dst + i * s[k].pitch + c;
+        const auto put = [&](int e, std::uint32_t bits) {
+          const float x = raw_f(bits, dt);
+          d[e] = (s[k].fix && i < L) ? fix(c + e, x) : x;
+        };
+        if (!s[k].vec) {
+          put(0, raw[k][u].x);
+        } else if (wide) {
+          put(0, raw[k][u].x); put(1, raw[k][u].y); put(2, raw[k][u].z); put(3, raw[k][u].w);
+        } else {
+          const std::uint32_t w4[4] = {raw[k][u].x, raw[k][u].y, raw[k][u].z, raw[k][u].w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            put(2 * e, w4[e] & 0xffffu);
+            put(2 * e + 1, w4[e] >> 16);
+          }
+        }
+      }
+    }
+  }
+}
+
 template <int K>
-__global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkParams p) {
+__global__ void __launch_bounds__(kChunkThreads, 4) chunk_prep_kernel(const ChunkParams p) {
   using namespace chunk_dev;
   constexpr int C = kChunkTokens, PK = chunk_pitch(K), PA = chunk_pitch(C);
   const int V = static_cast<int>(p.V), PV = static_cast<int>(chunk_pitch(p.V));
-  extern __shared__ float smem[];
+  extern __shared__ __align__(16) float smem[];
   // Carved as chunk_prep_smem_floats (chunk_plan.hpp) sizes them.
   float* s_q = smem;          // [C][PK] q_s (doc 3.4)
   float* s_k = s_q + C * PK;  // k_hat
-  float* s_g = s_k + C * PK;  // g (doc 3.2)
-  float* s_G = s_g + C * PK;  // Gc, then exp(Gc - ref)
-  float* s_R = s_G + C * PK;  // Rs, then exp(ref - Gc)
+  float* s_G = s_k + C * PK;  // g (doc 3.2), then exp(Gc - ref)
+  float* s_R = s_G + C * PK;  // exp(ref - Gc); g again in the unsafe form
   float* s_W = s_R + C * PK;  // x (doc 3.6)
   float* s_v = s_W + C * PK;  // [C][PV] v, then u
   float* s_Akk = s_v + C * PV;
   float* s_Aqk = s_Akk + C * PA;
   float* s_beta = s_Aqk + C * PA;  // [C]
+  float* s_dtb = s_beta + C;       // [K] dt_bias of this value head (use_gate_in_kernel)
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g8 = lane >> 2, t4 = lane & 3;
   const std::int64_t hv = blockIdx.y, h = hv / p.G;
@@ -44,57 +119,32 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
   constexpr int PWs = chunk_pw(K), PDs = chunk_pd(K), PAs = chunk_pa();
   const int VT = static_cast<int>(p.vtile), PU = static_cast<int>(chunk_pu(p.vtile));
   const std::int64_t UB = kChunkTokens * chunk_pu(p.vtile);  // floats of one V tile's u
-  const float A_log = (p.gate_in_kernel && p.has_A_log) ? ld_any(p.A_log, p.A_dt, hv * p.A_s0) : 0.f;
+  // doc 3.2: A = expf(A_log) (A_log absent: 1), formed once; the gate of every element uses it.
+  const float A_gate = expf((p.gate_in_kernel && p.has_A_log) ? ld_any(p.A_log, p.A_dt, hv * p.A_s0) : 0.f);
+  const bool dtb = p.gate_in_kernel && p.has_dt_bias;
+  if (dtb)
+    for (int c = tid; c < K; c += kChunkThreads) s_dtb[c] = ld_any(p.dt_bias, p.dtb_dt, hv * p.dtb_sh + c * p.dtb_sk);
+  __syncthreads();
+  // doc 3.2: the gate of a real token's element.
+  const auto gate_fix = [&](int c, float g) {
+    if (!p.gate_in_kernel) return g;
+    const float x = g + (dtb ? s_dtb[c] : 0.f);
+    return p.has_lower_bound ? p.lower_bound * sigmoid(A_gate * x) : -A_gate * softplus(x);
+  };
+  const std::int64_t g_head = hv * p.g_sh;
 
   // One chunk: tokens t0 .. t0 + L - 1 of batch row b (L <= 16; the missing slots are zeros), its
   // operand block `id`.
   const auto prep = [&](std::int64_t b, std::int64_t t0, int L, std::int64_t id) {
     float* blk = p.ws + (id * p.HV + hv) * p.ws_blk;
-    // --- doc 3.1-3.3: loads (batches of kLoadBatch a thread, all issued before any is used) ---
-    constexpr int kPer = C * K / kChunkThreads, kLoadBatch = kPer < 8 ? kPer : 8;
-    static_assert(kPer % kLoadBatch == 0, "whole batches");
-#pragma unroll 1
-    for (int u0 = 0; u0 < kPer; u0 += kLoadBatch) {
-      std::uint32_t rq[kLoadBatch], rk[kLoadBatch], rg[kLoadBatch], rb[kLoadBatch];
-#pragma unroll
-      for (int u = 0; u < kLoadBatch; ++u) {
-        const int idx = tid + (u0 + u) * kChunkThreads, i = idx / K, c = idx % K;
-        const std::int64_t tok = t0 + i;
-        rq[u] = rk[u] = rg[u] = rb[u] = 0;  // missing slots: +0 in every dtype
-        if (i < L) {
-          rq[u] = ld_raw(p.q, p.q_dt, b * p.q_sb + tok * p.q_st + h * p.q_sh + c * p.q_sk);
-          rk[u] = ld_raw(p.k, p.k_dt, b * p.k_sb + tok * p.k_st + h * p.k_sh + c * p.k_sk);
-          rg[u] = ld_raw(p.g, p.g_dt, b * p.g_sb + tok * p.g_st + hv * p.g_sh + c * p.g_sk);
-          if (p.gate_in_kernel && p.has_dt_bias) rb[u] = ld_raw(p.dt_bias, p.dtb_dt, hv * p.dtb_sh + c * p.dtb_sk);
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kLoadBatch; ++u) {
-        const int idx = tid + (u0 + u) * kChunkThreads, i = idx / K, c = idx % K;
-        float g = raw_f(rg[u], p.g_dt);
-        if (p.gate_in_kernel && i < L) {
-          const float x = g + (p.has_dt_bias ? raw_f(rb[u], p.dtb_dt) : 0.f);
-          g = gate(x, A_log, p.has_lower_bound, p.lower_bound);
-        }
-        s_q[i * PK + c] = raw_f(rq[u], p.q_dt);
-        s_k[i * PK + c] = raw_f(rk[u], p.k_dt);
-        s_g[i * PK + c] = g;
-      }
-    }
-#pragma unroll 1
-    for (int u0 = 0; u0 < C * V; u0 += 8 * kChunkThreads) {
-      std::uint32_t rv[8];
-#pragma unroll
-      for (int u = 0; u < 8; ++u) {
-        const int idx = u0 + tid + u * kChunkThreads, i = idx / V, j = idx % V;
-        rv[u] = (idx < C * V && i < L) ? ld_raw(p.v, p.v_dt, b * p.v_sb + (t0 + i) * p.v_st + hv * p.v_sh + j * p.v_sv)
-                                       : 0u;
-      }
-#pragma unroll
-      for (int u = 0; u < 8; ++u) {
-        const int idx = u0 + tid + u * kChunkThreads;
-        if (idx < C * V) s_v[(idx / V) * PV + idx % V] = raw_f(rv[u], p.v_dt);
-      }
+    // --- doc 3.1-3.3: loads ---
+    {
+      const StageSrc in[4] = {
+          {s_q, p.q, b * p.q_sb + t0 * p.q_st + h * p.q_sh, p.q_st, p.q_sk, PK, K, p.q_dt, p.vec & kVecQ, 0},
+          {s_k, p.k, b * p.k_sb + t0 * p.k_st + h * p.k_sh, p.k_st, p.k_sk, PK, K, p.k_dt, p.vec & kVecK, 0},
+          {s_G, p.g, b * p.g_sb + t0 * p.g_st + g_head, p.g_st, p.g_sk, PK, K, p.g_dt, p.vec & kVecG, 1},
+          {s_v, p.v, b * p.v_sb + t0 * p.v_st + hv * p.v_sh, p.v_st, p.v_sv, PV, V, p.v_dt, p.vec & kVecV, 0}};
+      stage_rows(in, L, gate_fix);
     }
     if (tid < C) {
       float be = 0.f;
@@ -128,36 +178,34 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
       }
     }
     __syncthreads();
-    // --- doc 3.5-3.7: cumulative gates and per-token factors, a thread per channel; Qg, Kd and
-    // decay go straight to the workspace (coalesced: consecutive threads, consecutive channels) ---
+    // --- doc 3.5-3.7: cumulative gates (in registers) and per-token factors, a thread per channel;
+    // Qg, Kd and decay go straight to the workspace (coalesced: consecutive threads, consecutive
+    // channels) ---
     int unsafe = 0;
     for (int c = tid; c < K; c += kChunkThreads) {
-      float acc = s_g[c];
-      s_G[c] = acc;
-      for (int i = 1; i < C; ++i) {
-        acc = __fadd_rn(acc, s_g[i * PK + c]);
-        s_G[i * PK + c] = acc;
-      }
-      blk[kB.oDec + c] = expf(acc);  // decay
-      float r = 0.f;
-      s_R[(C - 1) * PK + c] = 0.f;
-      for (int j = C - 2; j >= 0; --j) {
-        r = __fadd_rn(r, s_g[(j + 1) * PK + c]);
-        s_R[j * PK + c] = r;
-      }
-      const float ref = s_G[7 * PK + c];
+      float Gc[C], Rs[C];
+#pragma unroll
+      for (int i = 0; i < C; ++i) Gc[i] = s_G[i * PK + c];  // g
+      Rs[C - 1] = 0.f;
+#pragma unroll
+      for (int j = C - 2; j >= 0; --j) Rs[j] = __fadd_rn(Rs[j + 1], Gc[j + 1]);
+#pragma unroll
+      for (int i = 1; i < C; ++i) Gc[i] = __fadd_rn(Gc[i - 1], Gc[i]);
+      blk[kB.oDec + c] = expf(Gc[C - 1]);  // decay
+      const float ref = Gc[7];
+#pragma unroll
       for (int i = 0; i < C; ++i) {
-        const float Gc = s_G[i * PK + c], kh = s_k[i * PK + c];
-        const float eG = expf(Gc);
+        const float kh = s_k[i * PK + c];
+        const float eG = expf(Gc[i]);
         blk[kB.oQ + i * PWs + c] = i < L ? __uint_as_float(tf32(__fmul_rn(s_q[i * PK + c], eG))) : 0.f;
-        blk[kB.oD + i * PDs + c] = i < L ? __uint_as_float(tf32(__fmul_rn(kh, expf(s_R[i * PK + c])))) : 0.f;
+        blk[kB.oD + i * PDs + c] = i < L ? __uint_as_float(tf32(__fmul_rn(kh, expf(Rs[i])))) : 0.f;
         s_W[i * PK + c] = __fmul_rn(s_beta[i], __fmul_rn(kh, eG));
-        const float d = __fsub_rn(Gc, ref);
+        const float d = __fsub_rn(Gc[i], ref);
         unsafe |= !(fabsf(d) <= kChunkSafeSpan);
-        // Gc and Rs are not read after this loop: their slots take the two decay factors of the
-        // factorised A (doc 3.7), each expf formed once instead of in every fragment load.
+        // The two decay factors of the factorised A (doc 3.7), each expf formed once instead of in
+        // every fragment load.
         s_G[i * PK + c] = expf(d);
-        s_R[i * PK + c] = expf(__fsub_rn(ref, Gc));
+        s_R[i * PK + c] = expf(__fsub_rn(ref, Gc[i]));
       }
     }
     const bool safe = !__syncthreads_or(unsafe);
@@ -184,13 +232,20 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
         else s_Aqk[i * PA + j] = j <= i ? d[e] : 0.f;
       }
     } else {
+      // The exact form needs g itself, which the table no longer holds: loaded again (the same
+      // values: the same loads and gate) into the slot of exp(ref - Gc), which this form never reads.
+      __syncthreads();
+      const StageSrc gin[1] = {
+          {s_R, p.g, b * p.g_sb + t0 * p.g_st + g_head, p.g_st, p.g_sk, PK, K, p.g_dt, p.vec & kVecG, 1}};
+      stage_rows(gin, L, gate_fix);
+      __syncthreads();
       for (int pi = tid; pi < C * C; pi += kChunkThreads) {
         const int i = pi / C, j = pi % C;
         float ak = 0.f, aq = 0.f;
         if (j <= i) {
           for (int c = 0; c < K; ++c) {
             float P = 0.f;
-            for (int m = j + 1; m <= i; ++m) P = __fadd_rn(P, s_g[m * PK + c]);
+            for (int m = j + 1; m <= i; ++m) P = __fadd_rn(P, s_R[m * PK + c]);
             const float e = expf(P), kj = s_k[j * PK + c];
             aq = fmaf(__fmul_rn(s_q[i * PK + c], e), kj, aq);
             if (j < i) ak = fmaf(__fmul_rn(s_k[i * PK + c], e), kj, ak);
@@ -207,19 +262,26 @@ __global__ void __launch_bounds__(kChunkThreads) chunk_prep_kernel(const ChunkPa
       blk[kB.oA + i * PAs + j] = i < L ? __uint_as_float(tf32(s_Aqk[i * PA + j])) : 0.f;
     }
     // --- doc 3.8: w and u by forward substitution, a thread per column; -w (tf32) and u (fp32) to
-    // the workspace ---
+    // the workspace. A_kk's rows are read four entries a load (rows 16-byte aligned), in j order. ---
     for (int col = tid; col < K + V; col += kChunkThreads) {
       const bool is_w = col < K;
       const int cc = is_w ? col : col - K;
+      float* dst = is_w ? blk + kB.oW + cc : blk + kB.shared + (cc / VT) * UB + cc % VT;
+      const int pitch = is_w ? PWs : PU;
       float xs[C];
 #pragma unroll
       for (int i = 0; i < C; ++i) {
         float acc = is_w ? s_W[i * PK + cc] : __fmul_rn(s_beta[i], s_v[i * PV + cc]);
 #pragma unroll
-        for (int j = 0; j < i; ++j) acc = fmaf(-s_Akk[i * PA + j], xs[j], acc);
+        for (int jq = 0; jq < (i + 3) / 4; ++jq) {
+          const float4 a4 = *reinterpret_cast<const float4*>(s_Akk + i * PA + 4 * jq);
+          const float av[4] = {a4.x, a4.y, a4.z, a4.w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (4 * jq + e < i) acc = fmaf(-av[e], xs[4 * jq + e], acc);
+        }
         xs[i] = acc;
-        if (is_w) blk[kB.oW + i * PWs + cc] = i < L ? __uint_as_float(tf32(-acc)) : 0.f;
-        else blk[kB.shared + (cc / VT) * UB + i * PU + cc % VT] = i < L ? acc : 0.f;
+        dst[i * pitch] = i < L ? (is_w ? __uint_as_float(tf32(-acc)) : acc) : 0.f;
       }
     }
     // The next chunk of this CTA (several short sequences in one window) rewrites the tables.

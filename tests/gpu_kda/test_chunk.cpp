@@ -112,6 +112,44 @@ TEST(Chunk, ThousandsOfSequences) {
     check(random_chunk_case(seed, {.K = 64, .V = 64, .max_len = 20, .seqs = 3000}));
 }
 
+// The prep kernel loads a row 16 bytes a lane only where the launcher proved it aligned with unit
+// channel stride (ChunkParams::vec); the other inputs take its element-by-element loads. One call
+// with both kinds: q with channel stride 2, k with rows K + 1 elements apart (misaligned), v with a
+// channel stride of 3 under a storage offset, g contiguous; the same values as the contiguous call.
+Tensor restrided(const Tensor& t, Shape strides, std::int64_t offset) {
+  const Shape shape = t.view().shape();
+  std::int64_t span = offset + 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) span += (shape[d] - 1) * strides[d];
+  Tensor r = Tensor::strided(t.dtype(), shape, strides, offset, span);
+  r.poison();
+  const TensorView src = t.view(), dst = r.view();
+  std::vector<std::int64_t> idx(shape.size(), 0);
+  for (std::int64_t i = 0; i < src.numel(); ++i) {
+    std::int64_t rem = i;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      idx[d] = rem % shape[d];
+      rem /= shape[d];
+    }
+    dst.store(idx, src.load(idx));
+  }
+  return r;
+}
+
+TEST(Chunk, StridedInputsTakeTheElementLoads) {
+  KPARITY_REQUIRE_GPU();
+  ASSERT_TRUE(kernels::kda::chunk_kernel_built());
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    ChunkHost h = random_chunk_case(seed, {.act = seed % 2 ? DType::bf16 : DType::f32, .K = 64, .V = 64, .max_len = 50});
+    const Shape qs = h.q.view().shape(), vs = h.v.view().shape();
+    const std::int64_t T = qs[1], H = qs[2], K = qs[3], HV = vs[2], V = vs[3];
+    h.q = restrided(h.q, {T * H * 2 * K, H * 2 * K, 2 * K, 2}, 0);
+    h.k = restrided(h.k, {T * H * (K + 1), H * (K + 1), K + 1, 1}, 0);
+    h.v = restrided(h.v, {T * HV * 3 * V, HV * 3 * V, 3 * V, 3}, 5);
+    h.tag += " strided q/k/v";
+    check(h);
+  }
+}
+
 TEST(Chunk, RefusedCallWritesNothing) {
   KPARITY_REQUIRE_GPU();
   ChunkHost h = random_chunk_case(3, {.K = 16, .V = 16});
