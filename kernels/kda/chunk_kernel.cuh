@@ -139,8 +139,11 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
     }
     if constexpr (KS > 1) {
       // Partials through shared memory, summed in slice order by every warp of the column group.
-      // [16 columns][16 tokens] of a warp's fragment pair, element e of token block nt.
-      const auto at = [&](int nt, int e) { return (g8 + 8 * (e >> 1)) * 16 + 8 * nt + 2 * t4 + (e & 1); };
+      // Stored fragment-major ([8 fragment elements][32 lanes] a warp): the warps of a column group
+      // hold the same (token, column) at the same (element, lane), so the sums read their partners'
+      // slots at the writer's index, and neither side has a bank conflict (a [column][token] table
+      // had four-way conflicts: ncu 2026-12-05 counted 38% of shared accesses as conflict replays).
+      const auto at = [&](int nt, int e) { return (4 * nt + e) * 32 + lane; };
       if (active) {
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
