@@ -21,6 +21,11 @@ __device__ __forceinline__ void mbar_init_fence() {
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
+// One plain arrival (release: the thread's earlier shared-memory reads are ordered before a waiter's
+// later operations): a consumer handing a buffer back to its producer.
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
 // Spins until the phase with parity `parity` has completed (its copies landed and are visible). A
 // phase that never completes (a copy that faulted, bytes miscounted) traps after about 2^22 tries
 // (seconds; a tile lands in microseconds): a launch error the caller reports, not a hung stream.

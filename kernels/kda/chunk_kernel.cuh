@@ -14,8 +14,13 @@
 //
 // A chunk's operand block (-w, Qg, Kd, A_qk, decay, and this CTA's tile of u), laid out by the prep
 // kernel as this kernel's buffer, arrives by two bulk copies (one instruction each, issued by one
-// thread) on the buffer's mbarrier; kChunkBuffers buffers keep the next chunks' copies in flight while
-// one chunk's products run: one barrier a chunk (two with KS > 1). The first form of this kernel
+// thread) on the buffer's "full" mbarrier; kChunkBuffers buffers keep the next chunks' copies in
+// flight while one chunk's products run. Each warp hands a buffer back on its "empty" mbarrier when
+// it has read it, and the issuing thread waits for that before refilling it, so no CTA-wide barrier
+// is needed a chunk (KS > 1 keeps one, for the split-K sums; its partials alternate between two
+// tables by chunk parity, so a warp that runs ahead never overwrites what a slower one still reads).
+// The first form waited for every warp at each chunk's start (ncu 2026-12-05: 36% of stall cycles
+// at that barrier, KS = 4). The first form of this kernel
 // loaded rows with 16-byte cp.async and their address arithmetic (13 copies a thread a chunk): on the
 // H200 that arithmetic, not memory, set its pace (ncu 2026-12-05: 1,440 instructions a warp a chunk,
 // IPC 1.2, 5 us a chunk at 1x8192, H = 32).
@@ -40,8 +45,9 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   static_assert(oU + C * PU == BUF && BUF % 4 == 0 && oU % 4 == 0, "16-byte aligned tables and copies");
   extern __shared__ __align__(16) float smem[];
   float* s_o = smem + NB * BUF;                      // [warps][16 tokens][PO]
-  float* s_red = s_o + kChunkWarps * C * PO;         // [2][warps][16][16] split-K partials
-  std::uint64_t* s_bar = reinterpret_cast<std::uint64_t*>(s_red + 2 * kChunkWarps * 256);  // [NB]
+  float* s_red = s_o + kChunkWarps * C * PO;  // [chunk parity][2][warps][16][16] split-K partials (KS > 1)
+  std::uint64_t* s_bar = reinterpret_cast<std::uint64_t*>(s_red + chunk_red_floats(VT));  // [NB] full
+  std::uint64_t* s_empty = s_bar + NB;                                                   // [NB] empty
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g8 = lane >> 2, t4 = lane & 3;
   const std::int64_t bid = blockIdx.x;
@@ -67,6 +73,8 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   // buffer (a barrier ago) are ordered before the async proxy's writes by the fence.
   const auto issue = [&](int ci) {
     const int slot = ci % NB;
+    // The buffer's previous chunk (ci - NB) handed back by every warp.
+    if (ci >= NB) kd::mbar_wait(kd::smem_u32(s_empty + slot), static_cast<std::uint32_t>(((ci - NB) / NB) & 1));
     const std::uint32_t bar = kd::smem_u32(s_bar + slot);
     const float* src = blk0 + ci * blk_stride;
     float* dst = smem + slot * BUF;
@@ -91,7 +99,10 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
 
   const auto len = [&](std::int64_t t0) { return static_cast<int>(eos - t0 < C ? eos - t0 : C); };
   if (tid == 0) {
-    for (int s = 0; s < NB; ++s) kd::mbar_init(kd::smem_u32(s_bar + s), 1);
+    for (int s = 0; s < NB; ++s) {
+      kd::mbar_init(kd::smem_u32(s_bar + s), 1);
+      kd::mbar_init(kd::smem_u32(s_empty + s), kChunkWarps);
+    }
     kd::mbar_init_fence();
   }
   __syncthreads();
@@ -100,10 +111,9 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   int ci = 0;
   for (std::int64_t t0 = bos; t0 < eos; t0 += C, ++ci) {
     const int L = len(t0);
-    kd::mbar_wait(kd::smem_u32(s_bar + ci % NB), static_cast<std::uint32_t>((ci / NB) & 1));
-    // Every warp is done with the previous chunk's buffer, which the copy issued next refills.
-    __syncthreads();
+    // The refill of the buffer the previous chunk used (issue waits until every warp handed it back).
     if (tid == 0 && ci + NB - 1 < n_chunks) issue(ci + NB - 1);
+    kd::mbar_wait(kd::smem_u32(s_bar + ci % NB), static_cast<std::uint32_t>((ci / NB) & 1));
     const float* bf = smem + (ci % NB) * BUF;
     const float *bW = bf + oW, *bQ = bf + oQ, *bD = bf + oD, *bA = bf + oA, *bU = bf + oU, *bDec = bf + oDec;
 
@@ -144,13 +154,14 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
       // slots at the writer's index, and neither side has a bank conflict (a [column][token] table
       // had four-way conflicts: ncu 2026-12-05 counted 38% of shared accesses as conflict replays).
       const auto at = [&](int nt, int e) { return (4 * nt + e) * 32 + lane; };
+      float* red = s_red + (ci & 1) * (2 * kChunkWarps * 256);
       if (active) {
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            s_red[warp * 256 + at(nt, e)] = X[nt][e];
-            s_red[(kChunkWarps + warp) * 256 + at(nt, e)] = O[nt][e];
+            red[warp * 256 + at(nt, e)] = X[nt][e];
+            red[(kChunkWarps + warp) * 256 + at(nt, e)] = O[nt][e];
           }
       }
       __syncthreads();
@@ -160,11 +171,11 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int idx = at(nt, e);
-            float sx = s_red[vg * 256 + idx], so = s_red[(kChunkWarps + vg) * 256 + idx];
+            float sx = red[vg * 256 + idx], so = red[(kChunkWarps + vg) * 256 + idx];
 #pragma unroll
             for (int kk = 1; kk < KS; ++kk) {
-              sx = __fadd_rn(sx, s_red[(vg + kk * NVG) * 256 + idx]);
-              so = __fadd_rn(so, s_red[(kChunkWarps + vg + kk * NVG) * 256 + idx]);
+              sx = __fadd_rn(sx, red[(vg + kk * NVG) * 256 + idx]);
+              so = __fadd_rn(so, red[(kChunkWarps + vg + kk * NVG) * 256 + idx]);
             }
             X[nt][e] = sx;
             O[nt][e] = so;
@@ -219,6 +230,10 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
         }
       }
     }
+    // The warp is done with this chunk's buffer: hand it back for the refill (every warp, active or
+    // not, arrives once a chunk).
+    __syncwarp();
+    if (lane == 0) kd::mbar_arrive(kd::smem_u32(s_empty + ci % NB));
   }
   if (!p.has_final || !active) return;
 #pragma unroll

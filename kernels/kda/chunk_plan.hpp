@@ -70,12 +70,14 @@ __host__ __device__ constexpr std::int64_t chunk_first_block(bool has_cu, std::i
   return has_cu ? bos / kChunkTokens + n : n * n_windows;
 }
 
-// kChunkBuffers buffers, the warps' output staging [4][16][17], the split-K
-// partials [2][4][16][16] and one mbarrier per buffer. K = 128, VT = 64: 105 KiB.
+// kChunkBuffers buffers, the warps' output staging [4][16][17], with K split (VT < 64) the split-K
+// partials [2 chunk parities][2][4][16][16], and two mbarriers per buffer (full, empty). K = 128:
+// VT = 64 100 KiB, VT = 32 110 KiB (two CTAs to an SM either way).
 constexpr std::int64_t chunk_out_pitch() { return 17; }
+constexpr std::int64_t chunk_red_floats(std::int64_t VT) { return VT < 64 ? 2 * 2 * kChunkWarps * 256 : 0; }
 constexpr std::int64_t chunk_smem_floats(std::int64_t K, std::int64_t VT) {
-  return kChunkBuffers * chunk_buf_floats(K, VT) + kChunkWarps * kChunkTokens * chunk_out_pitch() +
-         2 * kChunkWarps * 256 + 2 * kChunkBuffers + 2;  // + mbarriers (8 bytes each, 8-byte aligned)
+  return kChunkBuffers * chunk_buf_floats(K, VT) + kChunkWarps * kChunkTokens * chunk_out_pitch() + chunk_red_floats(VT) +
+         4 * kChunkBuffers + 2;  // + mbarriers (8 bytes each, 8-byte aligned)
 }
 constexpr std::int64_t chunk_smem_bytes(std::int64_t K, std::int64_t VT) { return 4 * chunk_smem_floats(K, VT); }
 

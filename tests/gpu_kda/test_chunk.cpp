@@ -4,6 +4,7 @@
 // (the kernel's fragment-layout emulation: docs/kda_chunk_kernel.md section 3).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -119,7 +120,7 @@ TEST(Chunk, ThousandsOfSequences) {
 Tensor restrided(const Tensor& t, Shape strides, std::int64_t offset) {
   const Shape shape = t.view().shape();
   std::int64_t span = offset + 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) span += (shape[d] - 1) * strides[d];
+  for (std::size_t d = 0; d < shape.size(); ++d) span += std::max<std::int64_t>(shape[d] - 1, 0) * strides[d];
   Tensor r = Tensor::strided(t.dtype(), shape, strides, offset, span);
   r.poison();
   const TensorView src = t.view(), dst = r.view();
