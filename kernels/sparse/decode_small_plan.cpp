@@ -23,39 +23,29 @@ bool small_decode_enabled() {
 
 bool small_decode_fits(const Plan& plan) { return plan.p.D <= 512 && plan.p.vec_kv && !plan.p.has_extend; }
 
+// Measured on the H200 (2026-12-05, bench/results/decode_2026-12-05.md, graph replay, 2048 keys,
+// D = 512): the small kernel with 16-head groups beats the v2 wgmma path while T * H <= 256 (H = 64:
+// T = 1 12.2 against 12.7 us, T = 4 18.0 against 18.7; H = 128: T = 1 13.3 against 13.4, T = 2 18.0
+// against 18.7) and loses past it (H = 128, T = 4: 26.0 against 20.3; H = 64, T = 8: 25.8 against
+// 20.2), whatever its head group. The byte-count cost model it replaces took it up to T * ceil(H / 64)
+// <= SMs / 4 (T = 33 at H = 64).
+inline constexpr std::int64_t kSmallDecodeMaxTH = 256;
+
 bool small_decode_auto(const Plan& plan) {
   const AttnParams& p = plan.p;
-  const std::int64_t ctas64 = p.T * ((p.H + 63) / 64);
-  return small_decode_enabled() && small_decode_fits(plan) && p.D > 256 && ctas64 > 0 &&
-         4 * ctas64 <= kernels::detail::sm_count();
+  return small_decode_enabled() && small_decode_fits(plan) && p.D > 256 && p.T > 0 && p.H > 0 &&
+         p.T * p.H <= kSmallDecodeMaxTH;
 }
 
 namespace {
 
-struct Choice {
-  int hg = 16;
-  std::int64_t splits = 1;
-  double cost = 0.0;
-};
-
-// Cost of a head group in KB an SM moves, per wave (D = 512 units: a key row is 1 KB): its Q rows,
-// its share of 64-key tiles (the gather, plus half the tile's shared-memory traffic: K and V once,
-// the S partials and P, 128 + 80 * RB KB), and its partials (fp32, HG x D) when it splits.
-Choice choice_for(int hg, std::int64_t T, std::int64_t H, std::int64_t tiles, const SparseTuning& tu) {
+// The split count of a head group: tuning.kv_splits, else enough splits for about one CTA per SM,
+// never more than the mean list has 64-key tiles.
+std::int64_t splits_for(int hg, std::int64_t T, std::int64_t H, std::int64_t tiles, const SparseTuning& tu) {
+  if (tu.kv_splits > 0) return std::min<std::int64_t>(tu.kv_splits, kMaxSplits);
   const std::int64_t sms = std::max(1, kernels::detail::sm_count());
   const std::int64_t units = T * ((H + hg - 1) / hg);
-  Choice c;
-  c.hg = hg;
-  if (tu.kv_splits > 0)
-    c.splits = std::min<std::int64_t>(tu.kv_splits, kMaxSplits);
-  else
-    c.splits = std::max<std::int64_t>(1, std::min<std::int64_t>({sms / std::max<std::int64_t>(1, units), tiles, kMaxSplits}));
-  const std::int64_t ctas = units * c.splits, waves = (ctas + sms - 1) / sms;
-  const std::int64_t per_split = (tiles + c.splits - 1) / c.splits;
-  const double rb = hg / 16.0;
-  c.cost = static_cast<double>(waves) *
-           (hg + static_cast<double>(per_split) * (64.0 + (128.0 + 80.0 * rb) / 2) + (c.splits > 1 ? 2.0 * hg : 0.0));
-  return c;
+  return std::max<std::int64_t>(1, std::min<std::int64_t>({sms / std::max<std::int64_t>(1, units), tiles, kMaxSplits}));
 }
 
 }  // namespace
@@ -64,17 +54,17 @@ void make_small_plan(Plan& plan, std::int64_t n_indices, const SparseTuning& tu)
   AttnParams& p = plan.p;
   const std::int64_t mean_keys = p.T > 0 ? (n_indices + p.T - 1) / p.T : 0;
   const std::int64_t tiles = std::max<std::int64_t>(1, (mean_keys + kKeysPerTileSmall - 1) / kKeysPerTileSmall);
-  Choice best = choice_for(tu.head_tile == 32 ? 32 : 16, p.T, p.H, tiles, tu);
-  if (tu.head_tile == 0) {
-    const Choice c32 = choice_for(32, p.T, p.H, tiles, tu);
-    if (c32.cost < best.cost) best = c32;
-  }
+  // The head group: tuning.head_tile, else 16 up to T * H = 256 and 32 past it (measured, as
+  // small_decode_auto: at H = 128, T = 1 the 32-head group the cost model chose took 18.5 us against
+  // 13.3 with 16; at T * H = 512 32 heads win, 26.0 against 27.6 us at H = 128, T = 4).
+  const int hg = tu.head_tile == 32 || (tu.head_tile == 0 && p.T * p.H > kSmallDecodeMaxTH) ? 32 : 16;
+  const std::int64_t splits = splits_for(hg, p.T, p.H, tiles, tu);
   plan.wg = 2;
-  plan.ht = best.hg;
+  plan.ht = hg;
   plan.dp = 512;
   plan.gather = tu.decode_gather == kGatherBulk ? kGatherBulk : kGatherCpAsync;
-  p.n_head_tiles = (p.H + best.hg - 1) / best.hg;
-  p.splits = best.splits;
+  p.n_head_tiles = (p.H + hg - 1) / hg;
+  p.splits = splits;
   p.ws_vec2 = 1;  // D % 8 == 0 (vec_kv): 8-byte partial pairs
 }
 

@@ -17,12 +17,11 @@ bool small_decode_enabled();
 bool small_decode_fits(const Plan& plan);
 
 // Whether auto (variant 0) takes it: enabled, fits, D in (256, 512] (the kernel pads D to 512), and
-// T * ceil(H / 64) at most a quarter of the SM count (T <= 33 at H = 64, T <= 16 at H = 128 on 132
-// SMs): T >= 64 keeps the established path until bench_sparse's forced variant-3 rows say otherwise.
+// T * H <= 256, where it beat the v2 wgmma path on the H200 (decode_small_plan.cpp has the numbers).
 bool small_decode_auto(const Plan& plan);
 
-// Turns a make_plan plan into the small kernel's: head group (tuning.head_tile, else the cheaper of
-// 16 and 32 by the bytes an SM moves), n_head_tiles, split count (tuning.kv_splits, else up to one
+// Turns a make_plan plan into the small kernel's: head group (tuning.head_tile, else 16 up to
+// T * H = 256 and 32 past it, as measured), n_head_tiles, split count (tuning.kv_splits, else up to one
 // CTA per SM, never more splits than the mean list has 64-key tiles), the gather, ws_vec2.
 // n_indices: kv_indices' length (the tokens' mean list length stands for the device's kv_indptr).
 void make_small_plan(Plan& plan, std::int64_t n_indices, const SparseTuning& tuning);

@@ -58,9 +58,10 @@ TEST(SparseDecodeSmallPlan, SplitsFillTheSmsAtSmallT) {
   if (device_sms() != 132) GTEST_SKIP() << "the expectations below are for 132 SMs (H100 / H200 SXM)";
   const auto small = [](int ht, int splits) { return SparseTuning{.head_tile = ht, .kv_splits = splits, .variant = 3}; };
   struct Row { std::int64_t T, H; int ht, splits; std::int64_t want; };
-  // 2048 keys = 32 tiles of 64. Automatic head group: 16 at T = 1, H = 64 (4 groups x 32 splits); 32
-  // at H = 128 (4 x 32) and at T >= 2; splits up to one CTA per SM, at most the tiles.
-  const Row rows[] = {{1, 64, 0, 0, 32}, {1, 128, 0, 0, 32}, {2, 64, 0, 0, 32}, {4, 64, 0, 0, 16},
+  // 2048 keys = 32 tiles of 64. Automatic head group (measured rule): 16 while T * H <= 256 (T = 1,
+  // H = 64: 4 groups x 32 splits; H = 128: 8 x 16; T = 2, H = 64: 8 x 16; T = 4, H = 64: 16 x 8), 32
+  // past it; splits up to one CTA per SM, at most the tiles.
+  const Row rows[] = {{1, 64, 0, 0, 32}, {1, 128, 0, 0, 16}, {2, 64, 0, 0, 16}, {4, 64, 0, 0, 8},
                       {8, 64, 0, 0, 8},  {8, 128, 0, 0, 4},  {1, 128, 16, 0, 16}, {1, 64, 32, 0, 32},
                       {2, 64, 0, 5, 5},  {1, 64, 0, 1, 1},   {40, 128, 0, 0, 1}};
   for (const Row& r : rows) {
