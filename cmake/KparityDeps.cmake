@@ -8,6 +8,9 @@ endmacro()
 
 kparity_require(nlohmann_json nlohmann-json3-dev)
 kparity_require(fmt libfmt-dev)
+# Boost.Random's normal distribution (header-only, used inside core's random.cpp only: the installed
+# package does not need Boost).
+kparity_require(Boost libboost-dev 1.56)
 if(KPARITY_IS_TOP_LEVEL OR KPARITY_BUILD_FUZZ)  # the kparity executable (explain, run, fuzz)
   kparity_require(CLI11 libcli11-dev)
 endif()

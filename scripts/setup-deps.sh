@@ -4,6 +4,8 @@
 set -euo pipefail
 
 KPARITY_DEBIAN_PACKAGES=(build-essential cmake git librapidcheck-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev
+                         # Boost.Random's ziggurat normal (header-only; core/src/random.cpp)
+                         libboost-dev
                          # DLPack's header: the implementation plugin ABI (abi/, kparity/impl_abi.h)
                          libdlpack-dev
                          # the Python package and its tests (scripts/test-python.sh): PyTorch (CPU) and numpy

@@ -1,7 +1,9 @@
 #include "kparity/core/random.hpp"
 
 #include <cmath>
-#include <numbers>
+#include <limits>
+
+#include <boost/random/normal_distribution.hpp>
 
 namespace kparity {
 
@@ -15,6 +17,15 @@ std::uint64_t splitmix64(std::uint64_t& x) noexcept {
 namespace {
 
 constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+
+// The generator as Boost.Random's uniform random bit generator: 64 bits a call.
+struct Bits {
+  using result_type = std::uint64_t;
+  static constexpr result_type min() noexcept { return 0; }
+  static constexpr result_type max() noexcept { return std::numeric_limits<result_type>::max(); }
+  Rng& rng;
+  result_type operator()() noexcept { return rng.next_u64(); }
+};
 
 }  // namespace
 
@@ -44,10 +55,13 @@ double Rng::uniform(double lo, double hi) noexcept {
 }
 
 double Rng::normal() noexcept {
-  // 1 - u lies in (0, 1], so the log is finite. One draw pair per value keeps the stream stateless.
-  const double u1 = 1.0 - uniform();
-  const double u2 = uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  // Boost.Random's ziggurat (128 layers; Boost >= 1.56): one next_u64() gives the layer, the sign
+  // and 56 bits of the abscissa, accepted by a multiply and a compare about 99% of the time; the
+  // wedges and the tail take more draws and an exp or a log. It replaced Box-Muller (a libm log and
+  // cos and two uniforms per value: 27-31% of a kernel-sized sparse case's host time, issue 32), so
+  // a seed draws other values than before 2026-12-05; the stream stays stateless (no cached value).
+  Bits bits{*this};
+  return boost::random::normal_distribution<double>(0.0, 1.0)(bits);
 }
 
 std::int64_t Rng::integer(std::int64_t lo, std::int64_t hi_inclusive) noexcept {
