@@ -47,7 +47,8 @@ void finish(PropertyOutcome& o, const CampaignOptions& opt, const FailedCall& ca
   }
   if (!o.passed) {
     o.repro = repro_command(o, opt);
-    std::istringstream lines(o.message);
+    // The message as people read it (the first bad element is among the explain lines above).
+    std::istringstream lines(readable_message(o, false));
     for (std::string line; std::getline(lines, line);) log << "    " << line << "\n";
     log << "  repro: " << o.repro << "\n";
     if (call.recorded && !opt.corpus_dir.empty()) {

@@ -62,11 +62,14 @@ std::vector<Knob> generic_knobs(const Call& call, std::uint64_t /*seed*/, const 
   }
   // Switches that change the arithmetic, not the tensors the op writes (a variant the contract
   // refuses is skipped, never run).
-  for (const char* flag : {"use_qk_l2norm_in_kernel", "beta_is_logits", "allow_neg_eigval", "disable_recompute"}) {
+  for (const char* flag : {"use_qk_l2norm_in_kernel", "beta_is_logits", "allow_neg_eigval", "disable_recompute", "beta_in_fp32"}) {
     const auto it = call.flags.find(flag);
-    if (it == call.flags.end()) continue;
-    Knob k{flag, it->second ? "true" : "false", false, 0, {}};
-    const bool v = !it->second;
+    // ReplaySSM without beta_in_fp32 rounds beta through b's dtype: the flag's false.
+    const bool implied = std::string_view(flag) == "beta_in_fp32" && call.op == "kda/replayssm_decode";
+    if (it == call.flags.end() && !implied) continue;
+    const bool now = it != call.flags.end() && it->second;
+    Knob k{flag, now ? "true" : "false", false, 0, {}};
+    const bool v = !now;
     k.trials.push_back({v ? "true" : "false", [base, flag = std::string(flag), v]() -> std::optional<Call> {
                           Call c = *base;
                           c.flags[flag] = v;
@@ -119,9 +122,11 @@ std::vector<Knob> knobs_for(const Call& call, std::uint64_t seed, const nlohmann
     focus.token = provenance.value("token", std::int64_t{0});
     focus.head = provenance.value("head", std::int64_t{0});
     focus.tensor = provenance.value("tensor", std::string());
+    focus.row = provenance.value("row", provenance.value("sequence", std::int64_t{0}));
   }
   if (call.op.rfind("sparse/", 0) == 0) return explain_detail::sparse_knobs(call, seed, focus);
   std::vector<Knob> knobs = explain_detail::kda_sequence_knobs(call, seed, focus);
+  for (auto& k : explain_detail::kda_shape_knobs(call, seed, focus)) knobs.push_back(std::move(k));
   for (auto& k : explain_detail::generic_knobs(call, seed, focus)) knobs.push_back(std::move(k));
   return knobs;
 }

@@ -7,6 +7,8 @@
 #include <map>
 #include <ostream>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -30,7 +32,49 @@ std::string worst_error(const PropertyOutcome& o) {
   return fmt::format("{} {:.0f}%", worst->first, 100.0 * worst->second.ratio);
 }
 
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// A drawn value as runner.cpp lists it: "  <type>: <value>" or "  ... N more drawn values".
+bool drawn_line(const std::string& l) {
+  if (l.size() < 3 || !starts_with(l, "  ") || l[2] == ' ') return false;
+  return l.find(": ") != std::string::npos || (starts_with(l, "  ... ") && l.ends_with(" more drawn values"));
+}
+
 }  // namespace
+
+std::string readable_message(const PropertyOutcome& o, bool first_bad) {
+  std::vector<std::string> lines;
+  {
+    std::string line;
+    for (char c : o.message) {
+      if (c == '\n') lines.push_back(std::move(line)), line.clear();
+      else line += c;
+    }
+    if (!line.empty()) lines.push_back(std::move(line));
+  }
+  const auto log = std::find(lines.begin(), lines.end(), "Log:");
+  if (log == lines.end()) return o.message;  // not a RapidCheck counterexample (gave up, an error)
+  // RapidCheck's form: "<file>:<line>:", the macro ("RC_FAIL(...)"), a blank line, the failure's
+  // description, "Log:" and the logged lines (the call's description first), then the drawn values.
+  std::vector<std::string> head(lines.begin(), log), logged;
+  for (auto it = log + 1; it != lines.end() && !drawn_line(*it); ++it)
+    if (!it->empty()) logged.push_back(*it);
+  std::size_t from = 0;
+  if (!head.empty() && head[0].ends_with(":") && head[0].find(':') < head[0].size() - 1) ++from;  // file:line:
+  if (from < head.size() && starts_with(head[from], "RC_")) ++from;
+  std::string out;
+  for (std::size_t i = from; i < head.size(); ++i) {
+    if (head[i].empty() && out.empty()) continue;
+    out += head[i] + "\n";
+  }
+  while (out.ends_with("\n\n")) out.pop_back();
+  if (!logged.empty()) out += "call: " + logged[0] + "\n";
+  for (std::size_t i = 1; i < logged.size(); ++i)
+    if (out.find(logged[i]) == std::string::npos) out += logged[i] + "\n";  // the rule's line is in the verdict
+  if (first_bad && o.explain.is_object())
+    if (const std::string bad = o.explain.value("first_bad", std::string()); !bad.empty()) out += bad + "\n";
+  return out;
+}
 
 std::string outcome_line(const PropertyOutcome& o) {
   if (!o.skipped.empty()) return fmt::format("SKIP {}  ({})", o.name, o.skipped);
@@ -103,7 +147,8 @@ nlohmann::json outcome_json(const PropertyOutcome& o) {
             {"chunks", {{"first", o.first_chunk}, {"run", o.chunks_run}, {"stride", o.chunk_stride}}}};
   if (!o.skipped.empty()) p["skipped"] = o.skipped;
   if (!o.passed) {
-    p["message"] = o.message;
+    p["message"] = readable_message(o);
+    p["debug"] = o.message;
     p["repro"] = o.repro;
     p["repro_cases"] = o.repro_cases;
     p["saved"] = o.saved;
@@ -138,7 +183,7 @@ PropertyOutcome outcome_from_json(const nlohmann::json& j) {
     o.chunk_stride = c->at("stride").get<int>();
   }
   if (!o.passed) {
-    o.message = j.value("message", "");
+    o.message = j.value("debug", j.value("message", std::string()));
     o.repro = j.value("repro", "");
     o.repro_cases = j.value("repro_cases", 0);
     o.saved = j.value("saved", "");

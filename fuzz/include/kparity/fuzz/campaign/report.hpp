@@ -14,7 +14,8 @@
 //                 "max_errors": {tensor: {"backend", "faithful", "bound", "ratio"}},
 //                 "chunks": {"first", "run", "stride"} (the chunks covered, runner.hpp),
 //                 "skipped": why, for a property that could not run here (0 cases, passed),
-//                 and for a failure "message", "repro", "repro_cases", "saved",
+//                 and for a failure "message" (readable_message below), "debug" (RapidCheck's
+//                 full text, drawn values included), "repro", "repro_cases", "saved",
 //                 "explain": the explain step's object (explain.hpp, README), when it ran;
 //                 a run with several findings (backends/findings.hpp) adds "findings",
 //                 "coverage", "rounds", "stopped" to every property}]
@@ -35,6 +36,11 @@ void write_report(const CampaignResult& r, const std::string& path);
 // One entry of "properties", and back (failing_call is not part of it).
 nlohmann::json outcome_json(const PropertyOutcome& o);
 PropertyOutcome outcome_from_json(const nlohmann::json& j);
+// A failed property's message as people read it (issue 33): RapidCheck's text (PropertyOutcome::
+// message, kept whole in the report's "debug") without the failing macro's file and line and
+// without the drawn values; the call's description, the log's first line, as "call: ..."; and,
+// with `first_bad`, the explain step's first bad element. A text of another form comes back as is.
+std::string readable_message(const PropertyOutcome& o, bool first_bad = true);
 // A report read back; throws std::runtime_error naming the file and what is wrong.
 CampaignResult read_report(const std::string& path);
 
