@@ -16,8 +16,6 @@ std::uint64_t splitmix64(std::uint64_t& x) noexcept {
 
 namespace {
 
-constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
-
 // The generator as Boost.Random's uniform random bit generator: 64 bits a call.
 struct Bits {
   using result_type = std::uint64_t;
@@ -32,18 +30,6 @@ struct Bits {
 Rng::Rng(std::uint64_t seed) noexcept {
   // splitmix64 never yields an all-zero state, which xoshiro could not leave.
   for (auto& w : s_) w = splitmix64(seed);
-}
-
-std::uint64_t Rng::next_u64() noexcept {
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
 }
 
 double Rng::uniform() noexcept { return static_cast<double>(next_u64() >> 11) * 0x1p-53; }

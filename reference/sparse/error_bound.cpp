@@ -89,6 +89,7 @@ using detail::abs_dots;
 using detail::bound_out;
 using detail::bound_pv;
 using detail::channel_stats;
+using detail::transpose_heads;
 using detail::exact_dots_split;
 
 constexpr double kInflate = 1 + 0x1p-30;
@@ -157,8 +158,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
   if (token_lanes) {
     rs.compute(keys);
     QT.resize(Q.size());
-    for (std::int64_t h = 0; h < H; ++h)
-      for (std::int64_t d = 0; d < D; ++d) QT[d * H + h] = Q[h * D + d];
+    transpose_heads(H, D, Q.data(), QT.data());
     abs_all.resize(static_cast<std::size_t>(n_all * H));
     abs_dots(H, D, n_all, QT.data(), keys.rows.data(), abs_all.data());
     split = exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi_all, lo_all);

@@ -5,9 +5,24 @@
 // the scalar loop's bits; only independent sums share a vector. Measured: the faithful P.V walked
 // the keys' rows column by column (a stride of D doubles) and the bound recomputed per head what
 // only depends on the token (bench/results/oracle_2026-12-02.md).
+#include <algorithm>
 #include <cstdint>
 
 namespace kparity::reference::sparse::detail {
+
+// QT[d * H + h] = To(Q[h * D + d]): a token's q, heads minor, for the lanes over heads. In 8 x 8
+// tiles: the plain loop stored with a stride of H values, and at kernel-sized H * D (past L1) its
+// stores were most of the bound's own time outside the sums (issue 32).
+template <class To, class From>
+void transpose_heads(std::int64_t H, std::int64_t D, const From* Q, To* QT) {
+  constexpr std::int64_t kTile = 8;
+  for (std::int64_t h0 = 0; h0 < H; h0 += kTile)
+    for (std::int64_t d0 = 0; d0 < D; d0 += kTile) {
+      const std::int64_t h1 = std::min(H, h0 + kTile), d1 = std::min(D, d0 + kTile);
+      for (std::int64_t d = d0; d < d1; ++d)
+        for (std::int64_t h = h0; h < h1; ++h) QT[d * H + h] = static_cast<To>(Q[h * D + d]);
+    }
+}
 
 // Faithful q.k (accumulate.hpp's index order): out[j * H + h] = sum over d in order, from +0, of
 // fl32(QT[d * H + h] * k_j[d]) (fp32 products and sums), for the n keys rows[j * D ...] (fp32).

@@ -119,8 +119,7 @@ void attend_faithful(const SinkAttention& a, std::int64_t t, const TokenKeys& ke
   std::vector<F> QT, rows32, all_dots;
   if (lanes) {
     QT.resize(static_cast<std::size_t>(H * D)), rows32.resize(keys.rows.size()), all_dots.resize(static_cast<std::size_t>(n * H));
-    for (std::int64_t h = 0; h < H; ++h)
-      for (std::int64_t d = 0; d < D; ++d) QT[d * H + h] = static_cast<F>(Q[h * D + d]);
+    transpose_heads(H, D, Q.data(), QT.data());
     for (std::size_t i = 0; i < keys.rows.size(); ++i) rows32[i] = static_cast<F>(keys.rows[i]);
     faithful_dots(H, D, n, QT.data(), rows32.data(), all_dots.data());
   }

@@ -2,6 +2,7 @@
 // A portable generator: the same seed gives the same stream on every compiler and libc
 // (std:: distributions do not guarantee that). normal() is Boost.Random's ziggurat: its accepted
 // draws (about 99%) are a multiply of table constants, the rest go through libm's exp or log.
+#include <bit>
 #include <cstdint>
 
 namespace kparity {
@@ -14,7 +15,7 @@ std::uint64_t splitmix64(std::uint64_t& state) noexcept;
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) noexcept;
-  std::uint64_t next_u64() noexcept;                 // xoshiro256**
+  std::uint64_t next_u64() noexcept;                 // xoshiro256** (inline: every draw's hot path)
   double uniform() noexcept;                         // [0, 1), 53 random bits
   double uniform(double lo, double hi) noexcept;     // [lo, hi)
   double normal() noexcept;                          // N(0, 1), ziggurat
@@ -23,5 +24,17 @@ class Rng {
  private:
   std::uint64_t s_[4];
 };
+
+inline std::uint64_t Rng::next_u64() noexcept {
+  const std::uint64_t result = std::rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = std::rotl(s_[3], 45);
+  return result;
+}
 
 }  // namespace kparity
