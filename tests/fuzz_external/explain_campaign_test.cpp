@@ -162,6 +162,49 @@ TEST(CampaignExplain, APlantedKernelsFindingSaysWhatItNeeds) {
   EXPECT_EQ(stable(w.report.at("properties").at(0).at("explain")), stable(e));
 }
 
+// The KDA knobs on the own campaign's KDA bugs: a head mapping wrong only with grouped heads needs
+// H >= 2 and HV > H, a skipped padding row needs a padding row; the message is the call as a user
+// reads it, RapidCheck's drawn values only in "debug".
+TEST(CampaignExplain, PlantedKdaKernelsFindingsSayWhatTheyNeed) {
+  const CliRun r = fuzz("selftest-gqa", "--backend selftest/wrong-gqa-head-mapping --property "
+                                        "kda/packed_decode/differential/selftest/wrong-gqa-head-mapping "
+                                        "--seed 41 --cases 300 --jobs 1");
+  EXPECT_EQ(r.status, 1) << r.out;
+  ASSERT_TRUE(r.report.is_object()) << r.out;
+  const json& p = r.report.at("properties").at(0);
+  const json& e = p.at("explain");
+  EXPECT_EQ(names(e.at("needed")), (std::set<std::string>{"H", "HV"})) << e.dump(1);
+  for (const char* free : {"K", "V", "act", "B"}) EXPECT_TRUE(names(e.at("free")).count(free)) << free << "\n" << e.dump(1);
+  const std::string msg = p.at("message").get<std::string>();
+  EXPECT_NE(msg.find("breaks the differential rule: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("call: kda/packed_decode H="), std::string::npos) << msg;
+  EXPECT_NE(msg.find("first bad "), std::string::npos) << msg;
+  for (const char* raw : {"RC_FAIL", "long: ", "drawn values", "Log:"}) EXPECT_EQ(msg.find(raw), std::string::npos) << raw << "\n" << msg;
+  EXPECT_NE(p.at("debug").get<std::string>().find("RC_FAIL"), std::string::npos) << p.at("debug");
+  EXPECT_EQ(r.out.find("long: "), std::string::npos) << r.out;  // the text report has no drawn values either
+  EXPECT_NE(r.out.find("    call: kda/packed_decode H="), std::string::npos) << r.out;
+
+  const CliRun pad = fuzz("selftest-padding", "--backend selftest/missed-padding-row --property "
+                                              "kda/packed_decode/differential/selftest/missed-padding-row "
+                                              "--seed 41 --cases 300 --jobs 1");
+  ASSERT_TRUE(pad.report.is_object()) << pad.out;
+  EXPECT_TRUE(names(pad.report.at("properties").at(0).at("explain").at("needed")).count("padding rows")) << pad.out;
+}
+
+// A plain --impl run's property entries carry the readable message too (the findings had it).
+TEST(PlainImplRun, APropertysMessageHasNoDrawnValues) {
+  const CliRun r = fuzz("plain-message", kImpl + " --cases 100 --jobs 1");
+  ASSERT_TRUE(r.report.is_object()) << r.out;
+  const json* p = property(r.report, "sparse/paged_decode/differential/planted-drops-fifth-key");
+  ASSERT_NE(p, nullptr);
+  ASSERT_FALSE(p->at("passed").get<bool>());
+  const std::string msg = p->at("message").get<std::string>();
+  EXPECT_EQ(msg.rfind("[wrong-values] ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("call: T="), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("RC_FAIL"), std::string::npos) << msg;
+  EXPECT_NE(p->at("debug").get<std::string>().find("RC_FAIL"), std::string::npos);
+}
+
 TEST(CampaignExplain, ABudgetOfZeroTurnsItOff) {
   const CliRun r = fuzz("selftest-off", kPlanted + " --jobs 1 --explain-seconds 0");
   EXPECT_EQ(r.status, 1) << r.out;

@@ -12,7 +12,9 @@
 #include <fstream>
 #include <map>
 #include <cmath>
+#include <functional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 
@@ -93,11 +95,11 @@ Backend ignores_q_strides() {
   });
 }
 
-PropertyFindings run(const Backend& b, int cases, FindingRunOptions fo = {}) {
+PropertyFindings run(const Backend& b, int cases, FindingRunOptions fo = {}, const std::string& op = "sparse/paged_decode") {
   ImplPropertyOptions po;
   po.kinds = {"differential"};
   po.ledgers = std::make_shared<std::map<std::string, std::shared_ptr<FindingLedger>>>();
-  const auto props = implementation_properties(b, {spec_for("sparse/paged_decode")}, po);
+  const auto props = implementation_properties(b, {spec_for(op)}, po);
   PropertyBudget budget;
   budget.cases = cases;
   budget.seed = std::getenv("KPARITY_TEST_SEED") ? std::stoull(std::getenv("KPARITY_TEST_SEED"), nullptr, 0) : 41;
@@ -290,6 +292,125 @@ TEST(Explain, KdaLastChunkSlipIsLocatedInTheProvenance) {
     ++located;
   }
   EXPECT_GE(located, 1) << "no captured call with several chunks failed the planted slip";
+}
+
+// ---- KDA slips (the KDA knobs: H, HV, K, V, the dtypes, rows, seqlens) --------------------------
+
+// `out` made wrong where `when` holds: 1/16 too large plus 1/4, so that no variant's zero outputs or
+// wide bound hide it.
+void off(Call& c, const std::function<bool(std::span<const I>)>& where = {}) {
+  const TensorView out = c.at("out").view();
+  for_each_element(out, [&](std::span<const I> i, I) {
+    if (!where || where(i)) out.store(i, out.load(i) * (1.0 + 1.0 / 16) + 0.25);
+  });
+}
+
+std::set<std::string> verdicts(const Explanation& e, const std::string& verdict) {
+  std::set<std::string> s;
+  for (const auto& k : e.knobs)
+    if (k.verdict == verdict) s.insert(k.name);
+  return s;
+}
+
+// Every finding names what it needs or what is free (issue 33's done-when).
+void expect_named(const PropertyFindings& r) {
+  for (const auto& f : r.findings)
+    EXPECT_FALSE(verdicts(f.explanation, "needed").empty() && verdicts(f.explanation, "free").empty()) << f.explanation.line();
+}
+
+// kda/recurrent whose grouped value heads (HV > H) come out wrong: needs HV > H, any H, K, V, dtype.
+TEST(ExplainKda, GqaOnlySlipNeedsHVAboveH) {
+  const Backend b = writing("kda/recurrent", "gqa-only", [](Call& c) {
+    if (c.at("v").view().size(1) > c.at("q").view().size(1)) off(c);
+  });
+  const PropertyFindings r = run(b, 300, {}, "kda/recurrent");
+  if (std::getenv("KPARITY_TEST_VERBOSE")) std::printf("%s", all_of(r).c_str());
+  ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
+  const Explanation& e = r.findings[0].explanation;
+  ASSERT_TRUE(e.ran);
+  EXPECT_EQ(e.needed_names(), std::vector<std::string>{"HV"}) << e.line();
+  const KnobResult* hv = knob(e, "HV");
+  ASSERT_TRUE(hv);
+  const KnobResult* h = knob(e, "H");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(hv->nearest_pass, h->value) << e.line();  // passes with HV = H: no grouping
+  EXPECT_NE(hv->says.find("HV >= "), std::string::npos) << hv->says;
+  const auto free = verdicts(e, "free");
+  for (const char* k : {"H", "K", "V", "act"}) EXPECT_TRUE(free.count(k)) << k << ": " << e.line();
+  expect_named(r);
+  // The readable message names the call by its description.
+  const std::string msg = readable_message(r.findings[0]);
+  EXPECT_NE(msg.find("call: kda/recurrent H="), std::string::npos) << msg;
+}
+
+// kda/packed_decode wrong in fp16 activations only: needs act = f16; heads, sizes and rows free.
+TEST(ExplainKda, Fp16OnlySlipNeedsTheActDtype) {
+  const Backend b = writing("kda/packed_decode", "fp16-only", [](Call& c) {
+    if (c.at("mixed_qkv").dtype() == DType::f16) off(c);
+  });
+  const PropertyFindings r = run(b, 300, {}, "kda/packed_decode");
+  if (std::getenv("KPARITY_TEST_VERBOSE")) std::printf("%s", all_of(r).c_str());
+  ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
+  const Explanation& e = r.findings[0].explanation;
+  EXPECT_EQ(e.needed_names(), std::vector<std::string>{"act"}) << e.line();
+  EXPECT_EQ(knob(e, "act")->value, "f16");
+  EXPECT_EQ(knob(e, "act")->says, "act = f16 (passes with f32, bf16)");
+  const auto free = verdicts(e, "free");
+  for (const char* k : {"H", "HV", "K", "V", "B", "state"}) EXPECT_TRUE(free.count(k)) << k << ": " << e.line();
+  expect_named(r);
+}
+
+// kda/chunk wrong in the last chunk of each sequence only, through the whole explain step: the
+// shrunk call's sequences fit one chunk, the seqlens variant spans two, and its provenance ("at")
+// says only the last chunk is bad.
+TEST(ExplainKda, LastChunkSlipSaysSoInTheProvenance) {
+  const Backend b = writing("kda/chunk", "last-chunk-only", [](Call& c) {
+    const I cs = c.scalars.count("chunk_size") && c.scalars.at("chunk_size") > 0 ? static_cast<I>(c.scalars.at("chunk_size")) : 64;
+    std::vector<std::pair<I, I>> seqs;  // [begin, end) per sequence (varlen)
+    if (c.tensors.count("cu_seqlens")) {
+      const TensorView cu = c.at("cu_seqlens").view();
+      for (I n = 0; n + 1 < cu.numel(); ++n) seqs.emplace_back(cu.load_int_flat(n), cu.load_int_flat(n + 1));
+    }
+    const I T = c.at("out").view().size(1);
+    off(c, [&](std::span<const I> i) {
+      I b0 = 0, len = T;
+      for (const auto& [s, e] : seqs)
+        if (i[1] >= s && i[1] < e) b0 = s, len = e - s;
+      return (i[1] - b0) / cs == (len - 1) / cs;
+    });
+  });
+  const PropertyFindings r = run(b, 200, {}, "kda/chunk");
+  if (std::getenv("KPARITY_TEST_VERBOSE")) std::printf("%s", all_of(r).c_str());
+  ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
+  const Explanation& e = r.findings[0].explanation;
+  ASSERT_TRUE(e.provenance.is_object()) << e.first_bad;
+  ASSERT_TRUE(e.provenance.contains("at")) << e.provenance.dump(1);
+  const auto& at = e.provenance.at("at");
+  EXPECT_EQ(at.at("knob"), "seqlens");
+  EXPECT_TRUE(at.at("provenance").at("only_last_chunk").get<bool>()) << at.dump(1);
+  EXPECT_NE(e.first_bad.find("only the last chunk of each sequence"), std::string::npos) << e.first_bad;
+  const auto free = verdicts(e, "free");
+  for (const char* k : {"seqlens", "H", "HV", "K", "V", "act"}) EXPECT_TRUE(free.count(k)) << k << ": " << e.line();
+  expect_named(r);
+}
+
+TEST(ExplainKda, CostsNoMoreThanTheShrinkItFollows) {
+  const Backend gqa = writing("kda/recurrent", "gqa-only", [](Call& c) {
+    if (c.at("v").view().size(1) > c.at("q").view().size(1)) off(c);
+  });
+  const Backend fp16 = writing("kda/packed_decode", "fp16-only", [](Call& c) {
+    if (c.at("mixed_qkv").dtype() == DType::f16) off(c);
+  });
+  for (const auto& [b, op] : {std::pair{gqa, std::string("kda/recurrent")}, std::pair{fp16, std::string("kda/packed_decode")}}) {
+    const PropertyFindings r = run(b, 300, {}, op);
+    ASSERT_FALSE(r.findings.empty()) << b.name;
+    const Finding& f = r.findings[0];
+    std::printf("%s: explain %.4f s, %d trials, after a shrink of %.4f s (round %.4f s)\n", b.name.c_str(),
+                f.explanation.seconds, f.explanation.trials, f.outcome.shrink_seconds, f.outcome.seconds);
+    // Loose here (a loaded CI machine); bench/results/explain_cost_2026-12-05.md has the measurement.
+    EXPECT_LE(f.explanation.seconds, std::max(f.outcome.seconds, 0.5)) << f.explanation.trials << " trials";
+    EXPECT_FALSE(f.explanation.out_of_budget) << f.explanation.line();
+  }
 }
 
 #if defined(KPARITY_CLI_PATH) && defined(KPARITY_TEST_EXPLAIN_PLUGINS)

@@ -268,7 +268,7 @@ void locate_variant(Explanation& ex, const std::string& knob, const std::string&
   nlohmann::json p;
   const auto t0 = Clock::now();
   try {
-    p = provenance(variant, v, line);
+    p = provenance(variant, v, line, /*by_chunk=*/true);
   } catch (const std::exception&) {
     p = nullptr;  // the shrunk call's provenance stands alone
   }

@@ -117,7 +117,7 @@ I chunk_size(const Call& c) {
 
 }  // namespace
 
-nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& line) {
+nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& line, bool by_chunk) {
   line.clear();
   if (!v.oracle || !v.faithful || !v.backend || v.tensor.empty() || !v.backend->tensors.count(v.tensor)) return nullptr;
   const OpFuzzSpec& spec = spec_for(call.op);
@@ -157,20 +157,52 @@ nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& l
   // backend's fails exactly when it holds a bad element), about log2(n) judgements. A scan from the
   // front ran out of judgements before a late bad element (token 7, head 11 of 128 elements).
   if (n == 0 || good(0, n)) return nullptr;
-  I lo = 0, hi = n;  // [0, lo) holds no bad element, [0, hi) holds one
-  while (hi - lo > 1) {
-    const I mid = lo + (hi - lo) / 2;
-    if (good(0, mid)) lo = mid;
-    else hi = mid;
+  const bool token_axis = (call.op == "kda/recurrent" || call.op == "kda/chunk") && v.tensor != "final_state" && b.rank >= 3;
+  const bool chunks = by_chunk && token_axis;
+  I lo = 0, count = 0, examined = 0;
+  bool approximate = false;
+  if (chunks) {
+    // The elements of one (batch row, sequence, chunk) are consecutive in row-major order: each
+    // such run is judged whole, and a bad one counts bad whole; the first bad element is the first
+    // of the first bad run (no search inside it).
+    const bool batched = b.rank == 4;
+    const I cs = chunk_size(call);
+    const auto key = [&](I e) {
+      const auto& i = all[static_cast<std::size_t>(e)];
+      const I batch = batched ? i[0] : 0, t = batched ? i[1] : i[0];
+      const SeqPos sp = locate(call, batch, t);
+      return std::array<I, 3>{batch, sp.seq, sp.pos / cs};
+    };
+    lo = -1;
+    for (I seg = 0; seg < n && judges < kMaxJudges;) {
+      const auto k = key(seg);
+      I to = seg + 1;
+      while (to < n && key(to) == k) ++to;
+      examined = to;
+      if (!good(seg, to)) {
+        if (lo < 0) lo = seg;
+        for (I i = seg; i < to; ++i) bad.push_back(all[static_cast<std::size_t>(i)]);
+        count += to - seg;
+      }
+      seg = to;
+    }
+    if (lo < 0) return nullptr;  // out of judgements before a bad run (the whole call failed)
+    approximate = true;
+  } else {
+    I hi = n;  // [0, lo) holds no bad element, [0, hi) holds one
+    while (hi - lo > 1) {
+      const I mid = lo + (hi - lo) / 2;
+      if (good(0, mid)) lo = mid;
+      else hi = mid;
+    }
+    bad.push_back(all[static_cast<std::size_t>(lo)]);
+    count = 1, examined = lo + 1;
   }
   const std::vector<I> first = all[static_cast<std::size_t>(lo)];
-  bad.push_back(first);
-  I count = 1, examined = lo + 1;
-  bool approximate = false;
   // Then where the others are, with the judgements left: the rest of the first bad one's block
   // element by element, the later blocks whole (a bad one counted whole: "approximate").
-  const I block_end = block > 1 ? std::min(n, (lo / block + 1) * block) : n;
-  for (I i = lo + 1; i < block_end; ++i) {
+  const I block_end = chunks ? n : block > 1 ? std::min(n, (lo / block + 1) * block) : n;
+  for (I i = chunks ? n : lo + 1; i < block_end; ++i) {
     if (judges >= kMaxJudges) break;
     examined = i + 1;
     if (good(i, i + 1)) continue;
@@ -195,6 +227,7 @@ nlohmann::json provenance(const Call& call, const CallVerdict& v, std::string& l
                       {"examined", examined},
                       {"elements", b.numel()},
                       {"approximate", approximate}};
+  if (chunks) p["by_chunk"] = true;
   line = fmt::format("first bad {}{}: b={}, o={}", v.tensor, index_text(first), py_float(b.load(first)),
                      py_float(o.load(first)));
   const auto distinct = [&](std::size_t axis) {

@@ -130,8 +130,11 @@ Explanation explain_failure(const Call& shrunk, const CallCheck& check, const Ex
 
 // The first bad element of `tensor` and where the bad ones are, from the three runs of `call`
 // (explain_provenance.cpp): token/head/channel and the selected keys for sparse ops; sequence,
-// position and chunk for KDA. Null when nothing is bad or the runs are missing.
-nlohmann::json provenance(const Call& call, const CallVerdict& verdict, std::string& line);
+// position and chunk for KDA. Null when nothing is bad or the runs are missing. `by_chunk` (a
+// located variant, Knob::locate): for kda/recurrent and kda/chunk, past the first bad element each
+// chunk of each sequence is judged whole (which chunks are bad, in a few judgements; the count is
+// then approximate).
+nlohmann::json provenance(const Call& call, const CallVerdict& verdict, std::string& line, bool by_chunk = false);
 
 // The check of a differential or determinism property of an implementation (explain_check.cpp):
 // runs `backend` on the call (its isolation and time limit), then the rule under `profile` (none:
