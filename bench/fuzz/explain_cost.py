@@ -11,7 +11,10 @@ processes), and --campaign runs kparity's own campaign on the self-test's plante
 findings the campaign explains as it does the CUDA backend's.
 
     python bench/fuzz/explain_cost.py [--seeds 41 42 43] [--cli build/cli/kparity --plugins build/tests]
-                                      [--no-python] [--plain] [--campaign]
+                                      [--no-python] [--plain] [--campaign] [--kda]
+
+--kda keeps the KDA ones only: the C ABI last-chunk slip, the self-test's six KDA bugs, the Python
+last-chunk, grouped-heads (GQA_ONLY) and fp16-only (FP16_ONLY) slips.
 """
 from __future__ import annotations
 
@@ -77,17 +80,19 @@ def main() -> int:
     ap.add_argument("--no-python", action="store_true", help="skip the plain-PyTorch slips")
     ap.add_argument("--plain", action="store_true", help="the C ABI slips through a plain `kparity fuzz --impl`")
     ap.add_argument("--campaign", action="store_true", help="kparity's own campaign on the planted kernel bugs")
+    ap.add_argument("--kda", action="store_true", help="the KDA slips and bugs only (the KDA knobs' paths)")
     args = ap.parse_args()
+    kda = (lambda op: op.startswith("kda/")) if args.kda else (lambda op: True)
     print("| implementation | seed | finding | trials | explain s | shrink s | round s | explain/shrink | merged |")
     print("|---|---|---|---|---|---|---|---|---|")
     if args.cli and args.plain:
-        for slip, op in SLIPS:
+        for slip, op in filter(lambda so: kda(so[1]), SLIPS):
             lib = os.path.join(args.plugins, f"libkparity_test_planted_{slip.replace('-', '_')}.so")
             for seed in args.seeds:
                 run_cli(args.cli, ["--impl", lib, "--op", op, "--cases", str(args.cases)], "plain --impl " + slip, seed,
                         lambda r, label, s: rows_of(r, label, s, kind=True))
     if args.cli and args.campaign:
-        for bug, op in BUGS:
+        for bug, op in filter(lambda bo: kda(bo[1]), BUGS):
             for seed in args.seeds:
                 run_cli(args.cli, ["--backend", "selftest/" + bug, "--op", op, "--cases", str(args.cases)],
                         "selftest/" + bug, seed, campaign_rows)
@@ -98,7 +103,10 @@ def main() -> int:
     for label, (op, impl) in (("python drops_fifth_key", pf.DROPS_FIFTH_KEY),
                               ("python ignores_inf_sink", pf.IGNORES_INF_SINK),
                               ("python ignores_q_strides", pf.IGNORES_Q_STRIDES),
-                              ("python wrong_last_chunk", pf.WRONG_LAST_CHUNK)):
+                              ("python wrong_last_chunk", pf.WRONG_LAST_CHUNK),
+                              ("python gqa_only", pf.GQA_ONLY), ("python fp16_only", pf.FP16_ONLY)):
+        if not kda(op):
+            continue
         for seed in args.seeds:
             with tempfile.TemporaryDirectory() as d:
                 r = check_implementation(op, impl, device="cpu", corpus=d, cases=args.cases, seed=seed,
@@ -106,8 +114,7 @@ def main() -> int:
                 for row in rows_of(r.to_json(), label, seed):
                     print(row, flush=True)
     if args.cli and args.plugins:
-        for slip, op in (("drops-fifth-key", "sparse/paged_decode"), ("ignores-inf-sink", "sparse/paged_decode"),
-                         ("ignores-q-strides", "sparse/paged_decode"), ("wrong-last-chunk", "kda/recurrent")):
+        for slip, op in filter(lambda so: kda(so[1]), SLIPS):
             lib = os.path.join(args.plugins, f"libkparity_test_planted_{slip.replace('-', '_')}.so")
             for seed in args.seeds:
                 with tempfile.TemporaryDirectory() as d:

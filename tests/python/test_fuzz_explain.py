@@ -75,6 +75,29 @@ def test_a_last_chunk_slip_is_located_in_the_last_chunk(tmp_path) -> None:
     assert "seqlens" in {k["name"] for k in f.explain["free"]}, report.summary()
 
 
+def test_a_grouped_heads_slip_needs_hv_above_h(tmp_path) -> None:
+    # The KDA knobs: H (the grouping kept), HV (H kept), K, V, act, ...
+    report = run(*pf.GQA_ONLY, tmp_path)
+    [p] = report.properties
+    assert len(p.findings) == 1, report.summary()
+    [f] = p.findings
+    assert [k["name"] for k in f.explain["needed"]] == ["HV"], report.summary()
+    assert knob(f, "needed", "HV")["nearest_pass"] == knob(f, "free", "H")["value"]  # passes with HV = H
+    assert {"H", "K", "V", "act"} <= {k["name"] for k in f.explain["free"]}, report.summary()
+    # the call as a user reads it (its description), in the finding and its text
+    assert f.call.startswith("kda/recurrent H=") and f"call: {f.call}" in str(f), str(f)
+
+
+def test_an_fp16_only_slip_needs_the_act_dtype(tmp_path) -> None:
+    report = run(*pf.FP16_ONLY, tmp_path)
+    [p] = report.properties
+    assert len(p.findings) == 1, report.summary()
+    [f] = p.findings
+    assert [k["name"] for k in f.explain["needed"]] == ["act"], report.summary()
+    assert knob(f, "needed", "act")["says"] == "act = f16 (passes with f32, bf16)"
+    assert {"H", "HV", "K", "V", "B"} <= {k["name"] for k in f.explain["free"]}, report.summary()
+
+
 def test_the_pytest_plugin_prints_the_explanation(tmp_path: Path) -> None:
     (tmp_path / "test_slip.py").write_text(textwrap.dedent("""
         from kparity.testing.impls import planted_findings as pf

@@ -44,6 +44,8 @@ class Failure:
     # and "unreached" lists of the call's parameters, each with the values tried; "line" says it in
     # one line, "first_bad" and "provenance" locate the first bad element. Empty when not run.
     explain: dict[str, Any] = field(default_factory=dict)
+    # The shrunk call as a user reads it: the op's call description (the message's "call: " line).
+    call: str = ""
 
     @property
     def explanation(self) -> str:
@@ -53,6 +55,8 @@ class Failure:
     def __str__(self) -> str:
         head = f"[{self.id}] " if self.id else ""
         lines = [f"{head}[{self.failure_class}] {self.message}"]
+        if self.call:
+            lines.append(f"  call: {self.call}")
         if self.display:
             lines.append(f"  signature: {self.display}")
         if self.explanation:
@@ -133,7 +137,8 @@ def _finding(f: dict[str, Any], repro: str, examples: tuple[Failure, ...] = ()) 
     # details: RapidCheck's full text (the report's "debug", with the drawn values) when there is one
     return Failure(cls, message, f.get("debug") or f.get("message", ""), repro, f.get("saved") or None,
                    f.get("signature", ""), f.get("id", ""), f.get("display", ""), f.get("tensor", ""),
-                   tuple(f.get("edges", ())), f.get("found_as", ""), examples, dict(f.get("explain") or {}))
+                   tuple(f.get("edges", ())), f.get("found_as", ""), examples, dict(f.get("explain") or {}),
+                   next((line[6:] for line in f.get("message", "").split("\n") if line.startswith("call: ")), ""))
 
 
 @dataclass
@@ -248,7 +253,7 @@ def build_report(op: str, implementation: str, device: str, profile: str, raw_js
             chunk = re.search(r"--cases (\d+)", p.get("repro", ""))
             line = repro(p["name"], p["seed"], int(chunk.group(1)) if chunk else max(int(p.get("cases", 0)), 1), None)
             p["repro"] = line
-            failure = _finding({"message": p.get("message", ""), "saved": p.get("saved")}, line)
+            failure = _finding({"message": p.get("message", ""), "debug": p.get("debug"), "saved": p.get("saved")}, line)
         cov = p.get("coverage", {})
         coverage = Coverage(int(cov.get("drawn", 0)), int(cov.get("inside", 0)), int(cov.get("outside", 0)),
                             dict(cov.get("outside_reasons", {})))

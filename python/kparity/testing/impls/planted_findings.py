@@ -12,7 +12,8 @@ plain PyTorch and says what it gets wrong.
 * ``REJECTS_STRIDED_Q_AND_DEDUPES``: sparse/paged_decode that insists on a contiguous q (its own
   ValueError, which upstream does not raise) and, inside that domain, drops duplicate rows.
 * One slip each, for the explain step (issue 33): ``DROPS_FIFTH_KEY``, ``IGNORES_INF_SINK``,
-  ``IGNORES_Q_STRIDES`` (sparse/paged_decode) and ``WRONG_LAST_CHUNK`` (kda/recurrent).
+  ``IGNORES_Q_STRIDES`` (sparse/paged_decode), ``WRONG_LAST_CHUNK`` and ``GQA_ONLY`` (kda/recurrent),
+  ``FP16_ONLY`` (kda/packed_decode).
 """
 from __future__ import annotations
 
@@ -165,3 +166,33 @@ def wrong_last_chunk(*args: Any, **kwargs: Any) -> Any:
 
 
 WRONG_LAST_CHUNK = ("kda/recurrent", wrong_last_chunk)
+
+
+def _off(x: torch.Tensor) -> torch.Tensor:
+    """1/16 too large plus 1/4: wrong whatever the values and the bound."""
+    return (x.float() * (1 + 1 / 16) + 0.25).to(x.dtype)
+
+
+@functools.wraps(kda.recurrent)
+def gqa_only(*args: Any, **kwargs: Any) -> Any:
+    """kda/recurrent whose output is wrong whenever value heads are grouped (HV > H): a kernel whose
+    grouped-head path scales by a stale factor."""
+    a = _args(kda.recurrent, args, kwargs).arguments
+    out, final = kda.recurrent(**a)
+    if a["v"].shape[1] > a["q"].shape[1]:
+        out.copy_(_off(out))
+    return out, final
+
+
+@functools.wraps(kda.packed_decode)
+def fp16_only(*args: Any, **kwargs: Any) -> Any:
+    """kda/packed_decode whose output is wrong for fp16 activations only (bf16 and fp32 right)."""
+    a = _args(kda.packed_decode, args, kwargs).arguments
+    out, state = kda.packed_decode(**a)
+    if a["mixed_qkv"].dtype == torch.float16:
+        out.copy_(_off(out))
+    return out, state
+
+
+GQA_ONLY = ("kda/recurrent", gqa_only)
+FP16_ONLY = ("kda/packed_decode", fp16_only)
