@@ -394,6 +394,23 @@ TEST(ExplainKda, LastChunkSlipSaysSoInTheProvenance) {
   expect_named(r);
 }
 
+// kda/recurrent wrong whenever q is not compact: needs the layout (KDA ops have one layout knob,
+// compact or scrambled, as their call description has).
+TEST(ExplainKda, StridedOnlySlipNeedsTheLayout) {
+  const Backend b = writing("kda/recurrent", "strided-only", [](Call& c) {
+    const Tensor& q = c.at("q");
+    if (!(q.view().is_contiguous() && q.storage_offset() == 0)) off(c);
+  });
+  const PropertyFindings r = run(b, 300, {}, "kda/recurrent");
+  if (std::getenv("KPARITY_TEST_VERBOSE")) std::printf("%s", all_of(r).c_str());
+  ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
+  const Explanation& e = r.findings[0].explanation;
+  EXPECT_EQ(e.needed_names(), std::vector<std::string>{"layout"}) << e.line();
+  EXPECT_EQ(knob(e, "layout")->value, "scrambled");
+  EXPECT_EQ(knob(e, "layout")->nearest_pass, "compact");
+  expect_named(r);
+}
+
 TEST(ExplainKda, CostsNoMoreThanTheShrinkItFollows) {
   const Backend gqa = writing("kda/recurrent", "gqa-only", [](Call& c) {
     if (c.at("v").view().size(1) > c.at("q").view().size(1)) off(c);

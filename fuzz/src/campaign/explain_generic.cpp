@@ -35,8 +35,10 @@ std::vector<Knob> generic_knobs(const Call& call, std::uint64_t /*seed*/, const 
   const auto written = [base](const std::string& n) {
     return std::find(base->written.begin(), base->written.end(), n) != base->written.end();
   };
+  // KDA ops have one `layout` knob instead, as their call description has (explain_kda_shape.cpp).
+  const bool kda = call.op.rfind("kda/", 0) == 0;
   for (const auto& [name, t] : call.tensors) {
-    if (t.view().rank == 0 || t.view().numel() == 0) continue;
+    if (kda || t.view().rank == 0 || t.view().numel() == 0) continue;
     Knob k;
     k.name = name + " layout";
     k.value = plain(t) ? "contiguous" : "strided";

@@ -26,6 +26,7 @@
 
 #include "explain_knobs.hpp"
 #include "kparity/core/random.hpp"
+#include "kparity/fuzz/generators/kda_case.hpp"
 
 namespace kparity::fuzz::explain_detail {
 namespace {
@@ -386,9 +387,11 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
   const I G = d.G();
   const I hv0 = std::clamp<I>(focus.head, 0, d.HV - 1), h0 = hv0 / G, r0 = hv0 % G;
   // H, the grouping kept: key head i takes old key head h0 + i (cyclic) with its G value heads.
+  // Ordered knobs try the neighbours of the shrunk value (and 2x): each variant is a run of the
+  // implementation, and the step is to cost no more than the shrink before it.
   {
     Knob k = ordered("H", d.H);
-    for (I v : nearest(d.H, {1, 2, 3, 4})) {
+    for (I v : nearest(d.H, {std::max<I>(d.H - 1, 1), d.H + 1, 2 * d.H})) {
       k.trials.push_back({std::to_string(v), [base, d, v, h0, G]() -> std::optional<Call> {
                             Remap m{d, {v, v * G, d.K, d.V}, {}};
                             m.map[Ax::H] = cyclic(d.H, h0, v);
@@ -404,8 +407,7 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
   // HV, H kept: each key head's value heads taken from the focus's place in its group, cyclic.
   {
     Knob k = ordered("HV", d.HV);
-    std::vector<I> cand;
-    for (I g : {1, 2, 4, 8}) cand.push_back(g * d.H);
+    std::vector<I> cand = {d.H, d.H * std::max<I>(G / 2, 1), d.H * G * 2};  // no grouping, half, twice
     for (I v : nearest(d.HV, cand)) {
       const I g2 = v / d.H;
       k.trials.push_back({std::to_string(v), [base, d, g2, r0, G]() -> std::optional<Call> {
@@ -422,7 +424,7 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
   // K: the first channels kept; new ones 0 where they multiply (q, k, state), copies in the gates.
   {
     Knob k = ordered("K", d.K);
-    for (I v : nearest(d.K, {8, 16, 32, 64, 128})) {
+    for (I v : nearest(d.K, {std::max<I>(d.K / 2, 1), 2 * d.K})) {
       k.trials.push_back({std::to_string(v), [base, d, v]() -> std::optional<Call> {
                             Remap m{d, {d.H, d.HV, v, d.V}, {}};
                             std::vector<I> map;
@@ -436,7 +438,7 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
   // V: channels repeated cyclically.
   {
     Knob k = ordered("V", d.V);
-    for (I v : nearest(d.V, {8, 16, 32, 64, 128})) {
+    for (I v : nearest(d.V, {std::max<I>(d.V / 2, 1), 2 * d.V})) {
       k.trials.push_back({std::to_string(v), [base, d, v]() -> std::optional<Call> {
                             Remap m{d, {d.H, d.HV, d.K, v}, {}};
                             m.map[Ax::V] = cyclic(d.V, 0, v);
@@ -478,6 +480,27 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
     }
     out.push_back(std::move(k));
   }
+  // The layout as the description names it (layout=compact|scrambled): every tensor in a layout the
+  // op accepts, by the generator's own relayout (kda_case.hpp), compact or scrambled.
+  {
+    bool scrambled = false;
+    for (const auto& [name, t] : call.tensors)
+      if (!is_pure_output(call, name) && !plain(t)) scrambled = true;
+    Knob k{"layout", scrambled ? "scrambled" : "compact", false, 0, {}};
+    k.trials.push_back({scrambled ? "compact" : "scrambled", [base, scrambled, seed]() -> std::optional<Call> {
+                          // A scramble can draw the compact layout for every tensor: a few seeds.
+                          for (std::uint64_t s = 0; s < 4; ++s) {
+                            Call c = relayout_kda_call(*base, !scrambled, seed + s);
+                            for (const auto& n : c.pure_outputs) c.at(n).poison();
+                            c.description = describe_variant(base->description);
+                            bool any = false;
+                            for (const auto& [name, t] : c.tensors) any = any || !plain(t);
+                            if (scrambled || any) return c;
+                          }
+                          return std::nullopt;
+                        }});
+    out.push_back(std::move(k));
+  }
   // Rows: decode rows, or a dense kda/chunk call's batch rows (each its own sequence and state row).
   if (decode) {
     const std::vector<I> slots = slots_of(call);
@@ -485,7 +508,7 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
     if (B > 0) {
       const I b0 = std::clamp<I>(focus.row, 0, B - 1);
       Knob k = ordered("B", B);
-      for (I v : nearest(B, {1, 2, 3, 4, 8}))
+      for (I v : nearest(B, {std::max<I>(B - 1, 1), B + 1, 2 * B}))
         k.trials.push_back({std::to_string(v), [base, d, B, b0, v]() -> std::optional<Call> {
                               return take_rows(*base, d, cyclic(B, b0, v));
                             }});
@@ -524,7 +547,7 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
     if (B > 0) {
       const I b0 = std::clamp<I>(focus.row, 0, B - 1);
       Knob k = ordered("B", B);
-      for (I v : nearest(B, {1, 2, 3, 4}))
+      for (I v : nearest(B, {std::max<I>(B - 1, 1), B + 1}))
         k.trials.push_back({std::to_string(v), [base, d, B, b0, v]() -> std::optional<Call> {
                               Remap m{d, d, {}};
                               m.map[Ax::B] = cyclic(B, b0, v);
