@@ -333,7 +333,7 @@ Call made_live(const Call& c, std::uint64_t seed) {
 // ReplaySSM's `flush rows` (kda.md B.2.2: a live row flushes when its cursor is L - 1 or its
 // force_flush is nonzero; else it appends): "all" forces every live row to flush (force_flush 1,
 // the tensor added when the call has none), "none" makes every live row append (force 0, cursor
-// at most L - 2: fewer ring entries, all of them valid).
+// at most L - 2: fewer ring entries, all of them valid; a ring of length 1 grows to 2).
 std::optional<Knob> flush_knob(const Call& call, const std::vector<I>& slots) {
   const I B = static_cast<I>(slots.size());
   const I L = call.at("d_cache").view().size(2);
@@ -359,14 +359,22 @@ std::optional<Knob> flush_knob(const Call& call, const std::vector<I>& slots) {
                           c.description = describe_variant(base->description);
                           return c;
                         }});
-  if (flushing > 0 && L >= 2)
+  if (flushing > 0)
     k.trials.push_back({"none", [base, slots, B, L]() -> std::optional<Call> {
-                          Call c = *base;
+                          // A ring of one entry flushes on every step: the rings grow to two (the
+                          // new position past every cursor, never read).
+                          Call c = L >= 2 ? *base : [&] {
+                            const Dims d = dims_of(*base);
+                            Remap m{d, d, {}};
+                            m.map[Ax::L] = {0, -1};
+                            return apply(*base, m);
+                          }();
+                          const I L2 = std::max<I>(L, 2);
                           const TensorView w = c.at("write_pos").view();
                           for (I b = 0; b < B; ++b) {
                             if (slots[static_cast<std::size_t>(b)] < 0) continue;
                             const std::span<const I> at(&b, 1);
-                            w.store_int(at, std::min(w.load_int(at), L - 2));
+                            w.store_int(at, std::min(w.load_int(at), L2 - 2));
                             if (c.tensors.count("force_flush")) c.at("force_flush").view().store_int(at, 0);
                           }
                           c.description = describe_variant(base->description);
