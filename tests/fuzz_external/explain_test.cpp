@@ -411,6 +411,26 @@ TEST(ExplainKda, StridedOnlySlipNeedsTheLayout) {
   expect_named(r);
 }
 
+// kda/recurrent wrong in every sequence after the first (a varlen kernel whose later sequences
+// start from a stale offset): needs N >= 2, passes with the bad sequence alone.
+TEST(ExplainKda, LaterSequencesSlipNeedsN) {
+  const Backend b = writing("kda/recurrent", "later-sequences", [](Call& c) {
+    if (!c.tensors.count("cu_seqlens")) return;
+    const TensorView cu = c.at("cu_seqlens").view();
+    const I first_end = cu.numel() > 1 ? cu.load_int_flat(1) : 0;
+    off(c, [&](std::span<const I> i) { return i[0] >= first_end; });
+  });
+  const PropertyFindings r = run(b, 300, {}, "kda/recurrent");
+  if (std::getenv("KPARITY_TEST_VERBOSE")) std::printf("%s", all_of(r).c_str());
+  ASSERT_EQ(r.findings.size(), 1u) << all_of(r);
+  const Explanation& e = r.findings[0].explanation;
+  EXPECT_EQ(e.needed_names(), std::vector<std::string>{"N"}) << e.line();
+  EXPECT_EQ(knob(e, "N")->nearest_pass, "1") << e.line();
+  const auto free = verdicts(e, "free");
+  for (const char* k : {"H", "HV", "K", "V"}) EXPECT_TRUE(free.count(k)) << k << ": " << e.line();
+  expect_named(r);
+}
+
 TEST(ExplainKda, CostsNoMoreThanTheShrinkItFollows) {
   const Backend gqa = writing("kda/recurrent", "gqa-only", [](Call& c) {
     if (c.at("v").view().size(1) > c.at("q").view().size(1)) off(c);

@@ -395,11 +395,11 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
   const I G = d.G();
   const I hv0 = std::clamp<I>(focus.head, 0, d.HV - 1), h0 = hv0 / G, r0 = hv0 % G;
   // H, the grouping kept: key head i takes old key head h0 + i (cyclic) with its G value heads.
-  // Ordered knobs try the neighbours of the shrunk value (and 2x): each variant is a run of the
+  // Ordered knobs try the neighbours of the shrunk value, 1 and 2x: each variant is a run of the
   // implementation, and the step is to cost no more than the shrink before it.
   {
     Knob k = ordered("H", d.H);
-    for (I v : nearest(d.H, {std::max<I>(d.H - 1, 1), d.H + 1, 2 * d.H})) {
+    for (I v : nearest(d.H, {1, std::max<I>(d.H - 1, 1), d.H + 1, 2 * d.H})) {
       k.trials.push_back({std::to_string(v), [base, d, v, h0, G]() -> std::optional<Call> {
                             Remap m{d, {v, v * G, d.K, d.V}, {}};
                             m.map[Ax::H] = cyclic(d.H, h0, v);
@@ -516,7 +516,7 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
     if (B > 0) {
       const I b0 = std::clamp<I>(focus.row, 0, B - 1);
       Knob k = ordered("B", B);
-      for (I v : nearest(B, {std::max<I>(B - 1, 1), B + 1, 2 * B}))
+      for (I v : nearest(B, {1, std::max<I>(B - 1, 1), B + 1, 2 * B}))
         k.trials.push_back({std::to_string(v), [base, d, B, b0, v]() -> std::optional<Call> {
                               return take_rows(*base, d, cyclic(B, b0, v));
                             }});
@@ -550,12 +550,49 @@ std::vector<Knob> kda_shape_knobs(const Call& call, std::uint64_t seed, const Fo
         if (auto f = flush_knob(call, slots)) out.push_back(std::move(*f));
       }
     }
+  } else if ((call.op == "kda/recurrent" || call.op == "kda/chunk") && call.tensors.count("cu_seqlens")) {
+    // Varlen: the sequences (N, as the buckets name it), each with its tokens and its state rows: the
+    // v sequences that end with the first bad one (cyclic), so what comes before it (the offsets a
+    // kernel accumulates) shrinks or grows and the bad one stays last.
+    const TensorView cu = call.at("cu_seqlens").view();
+    const I N = cu.numel() - 1;
+    if (N > 0) {
+      std::vector<I> bos, len;
+      for (I n = 0; n < N; ++n) bos.push_back(cu.load_int_flat(n)), len.push_back(cu.load_int_flat(n + 1) - cu.load_int_flat(n));
+      const I s0 = std::clamp<I>(focus.row, 0, N - 1);
+      Knob k = ordered("N", N);
+      for (I v : nearest(N, {1, std::max<I>(N - 1, 1), N + 1, 2 * N}))
+        k.trials.push_back({std::to_string(v), [base, d, N, s0, v, bos, len]() -> std::optional<Call> {
+                              Remap m{d, d, {}};
+                              m.map[Ax::N] = cyclic(N, ((s0 - v + 1) % N + N) % N, v);
+                              std::vector<I> tokens, lens;
+                              for (I n : m.map[Ax::N]) {
+                                lens.push_back(len[static_cast<std::size_t>(n)]);
+                                for (I t = 0; t < len[static_cast<std::size_t>(n)]; ++t) tokens.push_back(bos[static_cast<std::size_t>(n)] + t);
+                              }
+                              m.map[Ax::T] = tokens;
+                              Call c = apply(*base, m);
+                              for (const char* name : {"cu_seqlens", "cu_seqlens_cpu"}) {
+                                if (!c.tensors.count(name)) continue;
+                                const Tensor& old = base->at(name);
+                                Tensor t = like(old, old.dtype(), {v + 1});
+                                I acc = 0;
+                                for (I n = 0; n <= v; ++n) {
+                                  t.view().store_int(std::span<const I>(&n, 1), acc);
+                                  if (n < v) acc += lens[static_cast<std::size_t>(n)];
+                                }
+                                c.tensors[name] = std::move(t);
+                              }
+                              return c;
+                            }});
+      out.push_back(std::move(k));
+    }
   } else if (call.op == "kda/chunk" && !call.tensors.count("cu_seqlens")) {
     const I B = call.at("q").view().size(0);
     if (B > 0) {
       const I b0 = std::clamp<I>(focus.row, 0, B - 1);
       Knob k = ordered("B", B);
-      for (I v : nearest(B, {std::max<I>(B - 1, 1), B + 1}))
+      for (I v : nearest(B, {1, std::max<I>(B - 1, 1), B + 1}))
         k.trials.push_back({std::to_string(v), [base, d, B, b0, v]() -> std::optional<Call> {
                               Remap m{d, d, {}};
                               m.map[Ax::B] = cyclic(B, b0, v);
