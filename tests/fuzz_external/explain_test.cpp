@@ -18,6 +18,7 @@
 #include <string>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <rapidcheck.h>
 
 #include "kparity/fuzz/backends/findings.hpp"
@@ -429,6 +430,41 @@ TEST(ExplainKda, LaterSequencesSlipNeedsN) {
   const auto free = verdicts(e, "free");
   for (const char* k : {"H", "HV", "K", "V"}) EXPECT_TRUE(free.count(k)) << k << ": " << e.line();
   expect_named(r);
+}
+
+// Every KDA variant is a call the faithful model runs and the rule passes (a variant built wrong,
+// e.g. a state row out of step with its sequence, would fail it) or one the contract refuses; on
+// drawn calls of every KDA op, small and kernel-sized.
+TEST(ExplainKda, EveryVariantOfTheFaithfulModelPasses) {
+  for (const char* op : {"kda/recurrent", "kda/chunk", "kda/packed_decode", "kda/replayssm_decode"}) {
+    const OpFuzzSpec& spec = spec_for(op);
+    const CallCheck check = implementation_check(spec, faithful_backend({op}), "differential", std::nullopt, {}, {});
+    std::map<std::string, int> ran, refused;
+    for (int n = 0; n < 8; ++n) {
+      GenConfig cfg;
+      cfg.large = n % 4 == 3;
+      const auto gen = rc::gen::exec([&] { return spec.draw(cfg); });
+      const Call c = gen(rc::Random(static_cast<std::uint64_t>(n) * 7919u + 11u), 30).value();
+      take_buckets();
+      for (const Knob& k : knobs_for(c, 1234, nullptr)) {
+        for (const Trial& t : k.trials) {
+          const std::optional<Call> v = t.make();
+          if (!v) continue;
+          const CallVerdict r = check(*v);
+          if (!r.skipped.empty()) {
+            ++refused[k.name];
+            continue;
+          }
+          ++ran[k.name];
+          EXPECT_FALSE(r.failed) << op << " " << k.name << " = " << t.value << " of " << c.description << ": " << r.detail;
+        }
+      }
+    }
+    std::string s;
+    for (const auto& [k, n] : ran) s += fmt::format(" {}:{}/{}", k, n, refused[k]);
+    std::printf("%s ran/refused:%s\n", op, s.c_str());
+    for (const char* k : {"H", "HV", "K", "V", "act", "layout"}) EXPECT_GT(ran[k], 0) << op << " " << k;
+  }
 }
 
 TEST(ExplainKda, CostsNoMoreThanTheShrinkItFollows) {
