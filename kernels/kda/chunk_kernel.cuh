@@ -62,8 +62,12 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   const bool active = vc0 < p.V;          // V is a multiple of 16: a group is whole or absent
   const int c0 = ks * KW;                 // the warp's first channel
   // out's offset of this lane's first element (token 0 of the sequence's row, see the store below).
-  const std::int64_t out_lane = b * p.out_sb + (lane / 16) * p.out_st + hv * p.out_sh + (vc0 + lane % 16) * p.out_sv;
-  const std::int64_t out_2st = 2 * p.out_st;
+  // With out_pairs lane l stores columns 2 (l % 8) and 2 (l % 8) + 1 of tokens 4u + l / 8 as one
+  // pair (four stores a chunk); else column l % 16 of tokens 2u + l / 16 (eight).
+  const std::int64_t out_lane = p.out_pairs
+                                    ? b * p.out_sb + (lane / 8) * p.out_st + hv * p.out_sh + vc0 + 2 * (lane % 8)
+                                    : b * p.out_sb + (lane / 16) * p.out_st + hv * p.out_sh + (vc0 + lane % 16) * p.out_sv;
+  const std::int64_t out_2st = 2 * p.out_st, out_4st = 4 * p.out_st;
 
   // The chunk blocks of this sequence: consecutive, from chunk_first_block.
   const float* blk0 = p.ws + (chunk_first_block(p.has_cu, n, bos, p.n_windows) * p.HV + hv) * p.ws_blk;
@@ -204,12 +208,21 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
           for (int e = 0; e < 4; ++e) so[(8 * nt + 2 * t4 + (e & 1)) * PO + g8 + 8 * (e >> 1)] = O[nt][e];
         }
         __syncwarp();
-        // Lane l stores column l % 16 of tokens 2u + l / 16: one base offset a chunk, one add a store.
+        // One base offset a chunk, one add a store; each value rounded once into out's dtype.
         const std::int64_t o0 = out_lane + t0 * p.out_st;
+        if (p.out_pairs) {
+          const int m = 2 * (lane % 8);
 #pragma unroll
-        for (int u = 0; u < C * 16 / 32; ++u) {
-          const int i = 2 * u + lane / 16;
-          if (i < L) st_any(p.out, p.out_dt, o0 + u * out_2st, so[i * PO + lane % 16]);
+          for (int u = 0; u < C * 16 / 64; ++u) {
+            const int i = 4 * u + lane / 8;
+            if (i < L) st_pair(p.out, p.out_dt, o0 + u * out_4st, so[i * PO + m], so[i * PO + m + 1]);
+          }
+        } else {
+#pragma unroll
+          for (int u = 0; u < C * 16 / 32; ++u) {
+            const int i = 2 * u + lane / 16;
+            if (i < L) st_any(p.out, p.out_dt, o0 + u * out_2st, so[i * PO + lane % 16]);
+          }
         }
         __syncwarp();
       }

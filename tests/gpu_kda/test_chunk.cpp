@@ -117,6 +117,7 @@ TEST(Chunk, ThousandsOfSequences) {
 // channel stride (ChunkParams::vec); the other inputs take its element-by-element loads. One call
 // with both kinds: q with channel stride 2, k with rows K + 1 elements apart (misaligned), v with a
 // channel stride of 3 under a storage offset, g contiguous; the same values as the contiguous call.
+// The chain stores out two columns at once only where the pair is one aligned store (out_pairs).
 Tensor restrided(const Tensor& t, Shape strides, std::int64_t offset) {
   const Shape shape = t.view().shape();
   std::int64_t span = offset + 1;
@@ -146,7 +147,9 @@ TEST(Chunk, StridedInputsTakeTheElementLoads) {
     h.q = restrided(h.q, {T * H * 2 * K, H * 2 * K, 2 * K, 2}, 0);
     h.k = restrided(h.k, {T * H * (K + 1), H * (K + 1), K + 1, 1}, 0);
     h.v = restrided(h.v, {T * HV * 3 * V, HV * 3 * V, 3 * V, 3}, 5);
-    h.tag += " strided q/k/v";
+    // out with a column stride of 2 on odd seeds: the chain's one-column stores instead of pairs.
+    if (seed % 2) h.out = restrided(h.out, {T * HV * 2 * V, HV * 2 * V, 2 * V, 2}, 0);
+    h.tag += seed % 2 ? " strided q/k/v/out" : " strided q/k/v";
     check(h);
   }
 }
