@@ -234,10 +234,40 @@ void step_rows(const Ctx& c, std::vector<double>& ST, std::vector<double>& rho, 
   double* __restrict syk = L.syk.data();
   double* __restrict res = L.res.data();
   const double* __restrict rh = rho.data();
-  for (std::size_t i = 0; i < K; ++i) {
+  const double* __restrict al_ = tok.alpha.data();
+  const double* __restrict dal_ = tok.dalpha.data();
+  const double* __restrict k_ = tok.k.data();
+  const double* __restrict ka_ = r.ka.data();
+  // Rows in tiles of kTile lanes, each tile's sums over i kept in registers for the whole sweep
+  // (issue 32 (3): the row-at-a-time loop loaded and stored its four sums every element). Each
+  // lane still adds its terms in order i = 0, 1, ..., so the sums are the same bits; rows past the
+  // last whole tile take the plain loop.
+  constexpr std::size_t kTile = 16;
+  const std::size_t tiled = V - V % kTile;
+  for (std::size_t j0 = 0; j0 < tiled; j0 += kTile) {
+    double a_ya[kTile] = {}, a_sd[kTile] = {}, a_yk[kTile] = {}, a_res[kTile], rj[kTile];
+    for (std::size_t l = 0; l < kTile; ++l) a_res[l] = res[j0 + l], rj[l] = rh[j0 + l];
+    for (std::size_t i = 0; i < K; ++i) {
+      const double* __restrict row = ST.data() + i * V + j0;
+      const double al = al_[i], dal = dal_[i], ki = k_[i], kai = ka_[i];
+      for (std::size_t l = 0; l < kTile; ++l) {
+        const double sa = std::fabs(row[l]) + rj[l];
+        const double ya = sa * (al + dal) * (1 + u);
+        const double sdal = sa * dal;
+        const double y = row[l] * al;
+        a_ya[l] += ya * ya;
+        a_sd[l] += sdal * sdal;
+        a_yk[l] += std::fabs(ya * kai);
+        a_res[l] -= y * ki;
+      }
+    }
+    for (std::size_t l = 0; l < kTile; ++l)
+      sya[j0 + l] = a_ya[l], ssd[j0 + l] = a_sd[l], syk[j0 + l] = a_yk[l], res[j0 + l] = a_res[l];
+  }
+  for (std::size_t i = 0; i < K && tiled < V; ++i) {
     const double* __restrict row = ST.data() + i * V;
     const double al = tok.alpha[i], dal = tok.dalpha[i], ki = tok.k[i], kai = r.ka[i];
-    for (std::size_t j = 0; j < V; ++j) {
+    for (std::size_t j = tiled; j < V; ++j) {
       const double sa = std::fabs(row[j]) + rh[j];
       const double ya = sa * (al + dal) * (1 + u);
       const double sdal = sa * dal;
@@ -264,11 +294,34 @@ void step_rows(const Ctx& c, std::vector<double>& ST, std::vector<double>& rho, 
   double* __restrict sdq = L.sdq.data();
   const double* __restrict dj = L.d.data();
   const double* __restrict rn = L.rho_new.data();
+  const double* __restrict qa_ = r.qa.data();
   unsigned char* __restrict fin = finite_out.data();
-  for (std::size_t i = 0; i < K; ++i) {
+  // The update and the output's sums, tiled the same way (same order per lane). Whether a row stays
+  // finite is a sum of sv - sv (0, or NaN from the first inf or NaN on): arithmetic the compiler
+  // keeps in vector lanes, where a flag array kept the loop scalar.
+  for (std::size_t j0 = 0; j0 < tiled; j0 += kTile) {
+    double a_s2[kTile] = {}, a_dq[kTile] = {}, a_nf[kTile] = {}, dl[kTile], rl[kTile];
+    for (std::size_t l = 0; l < kTile; ++l) dl[l] = dj[j0 + l], rl[l] = rn[j0 + l];
+    for (std::size_t i = 0; i < K; ++i) {
+      double* __restrict row = ST.data() + i * V + j0;
+      const double al = al_[i], ki = k_[i], qai = qa_[i];
+      for (std::size_t l = 0; l < kTile; ++l) {
+        const double y = row[l] * al;
+        const double sv = y + dl[l] * ki;
+        row[l] = sv;
+        a_nf[l] += sv - sv;
+        const double s2a = std::fabs(sv) + rl[l];
+        a_s2[l] += s2a * s2a;
+        a_dq[l] += std::fabs(s2a * qai);
+      }
+    }
+    for (std::size_t l = 0; l < kTile; ++l)
+      ss2[j0 + l] = a_s2[l], sdq[j0 + l] = a_dq[l], fin[j0 + l] = static_cast<unsigned char>(a_nf[l] == 0);
+  }
+  for (std::size_t i = 0; i < K && tiled < V; ++i) {
     double* __restrict row = ST.data() + i * V;
     const double al = tok.alpha[i], ki = tok.k[i], qai = r.qa[i];
-    for (std::size_t j = 0; j < V; ++j) {
+    for (std::size_t j = tiled; j < V; ++j) {
       const double y = row[j] * al;
       const double sv = y + dj[j] * ki;
       row[j] = sv;
