@@ -18,6 +18,15 @@
 #include "kparity/reference/error_bound.hpp"
 #include "rule_serial.hpp"
 
+// The row loops below compiled for AVX-512, AVX2 and the baseline, picked at run time, as
+// reference/sparse/lane_clones.hpp does for the references (the library builds with
+// -ffp-contract=off, so every clone computes the same bits).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define JUDGE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define JUDGE_CLONES
+#endif
+
 namespace kparity::judging {
 namespace {
 
@@ -58,6 +67,29 @@ struct StoreTerm {
   double operator()(double o, double A) const { return ub * (std::fabs(o) + A) + fb + uo * std::fabs(o) + fo; }
 };
 
+// The rule's ratio |b - o| / max(empirical, a-priori term) of n finite elements (A: their a-priori
+// bounds, or null), each as the element loop in judge_tensor takes it. The quotient is taken in every
+// lane and used only where allowed > 0 (the same value there), so the loop stays in vector lanes.
+JUDGE_CLONES
+void row_ratios(std::int64_t n, const double* __restrict ro, const double* __restrict rb, const double* __restrict A,
+                double empirical, StoreTerm st, double* __restrict out) {
+  const double e0 = std::max(empirical, 0.0);
+  if (A == nullptr) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double d = std::fabs(rb[i] - ro[i]), q = d / e0;
+      out[i] = e0 > 0 ? q : d > 0 ? INFINITY : 0.0;
+    }
+    return;
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double ao = std::fabs(ro[i]);
+    const double x = A[i] + (st.ub * (ao + A[i]) + st.fb + st.uo * ao + st.fo);
+    const double allowed = empirical < x ? x : empirical;  // std::max(empirical, x)
+    const double d = std::fabs(rb[i] - ro[i]), q = d / allowed;
+    out[i] = allowed > 0 ? q : d > 0 ? INFINITY : 0.0;
+  }
+}
+
 // Calls fn(at, n, ro, rf, rb) for every row of the innermost dimension of the shape of `o`, in
 // row-major order: `at` the row-major position of the row's first element and ro/rf/rb its n values
 // in o, f and b (same shape, any strides and dtypes), widened as TensorView::load widens them. One
@@ -85,6 +117,40 @@ void for_each_row(const TensorView& o, const TensorView& f, const TensorView& b,
       idx[d] = 0;
     }
   }
+}
+
+// Whether the n values of each row are finite: a sum of x - x is 0 exactly when they are (inf - inf
+// and NaN give NaN), in eight independent sums (one vector; a test a value kept the loop scalar, and
+// the compiler does not reorder one sum).
+JUDGE_CLONES
+bool all_finite(std::int64_t n, const double* __restrict a, const double* __restrict b) {
+  double s[8] = {};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) s[l] += (a[i + l] - a[i + l]) + (b[i + l] - b[i + l]);
+  double r = 0;
+  for (; i < n; ++i) r += (a[i] - a[i]) + (b[i] - b[i]);
+  for (double v : s) r += v;
+  return r == 0;
+}
+bool all_finite(std::int64_t n, const double* a, const double* b, const double* c) {
+  return all_finite(n, a, b) && all_finite(n, c, c);
+}
+
+// max_i |x_i - y_i| of finite values, in eight independent maxima (one vector) combined at the end.
+JUDGE_CLONES
+double max_abs_diff(std::int64_t n, const double* x, const double* y) {
+  double m[8] = {};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) {
+      const double d = std::fabs(x[i + l] - y[i + l]);
+      m[l] = m[l] < d ? d : m[l];
+    }
+  double r = 0;
+  for (; i < n; ++i) r = std::max(r, std::fabs(x[i] - y[i]));
+  for (double v : m) r = std::max(r, v);
+  return r;
 }
 
 // The multi-index of row-major position `at` in `shape`.
@@ -118,6 +184,12 @@ TensorError judge_tensor(const std::string& name, const TensorView& o, const Ten
   const Shape shape = o.shape();
   const double b_overflow = reference::store_overflow(b.dtype);
   for_each_row(o, f, b, [&](std::int64_t at0, std::int64_t n, const double* ro, const double* rf, const double* rb) {
+    if (all_finite(n, ro, rf, rb)) {
+      // Every class is finite: only the two maxima (the order of a max does not change its value).
+      e.faithful = std::max(e.faithful, max_abs_diff(n, rf, ro));
+      e.backend = std::max(e.backend, max_abs_diff(n, rb, ro));
+      return;
+    }
     for (std::int64_t i = 0; i < n; ++i) {
       const double vo = ro[i], vf = rf[i], vb = rb[i];
       const int co = value_class(vo), cf = value_class(vf), cb = value_class(vb);
@@ -144,7 +216,20 @@ TensorError judge_tensor(const std::string& name, const TensorView& o, const Ten
   std::int64_t worst = -1;
   const StoreTerm store_term(b.dtype, o.dtype);
   // The second pass reads o and b only (f's part, err_f, is known).
+  thread_local std::vector<double> ratios;
   for_each_row<false>(o, f, b, [&](std::int64_t at0, std::int64_t n, const double* ro, const double*, const double* rb) {
+    if (all_finite(n, ro, rb)) {
+      // The row's ratios in vector lanes (the same expressions), then the first largest in order.
+      ratios.resize(static_cast<std::size_t>(n));
+      row_ratios(n, ro, rb, apriori ? apriori->data() + at0 : nullptr, empirical, store_term, ratios.data());
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (worst >= 0 && !(ratios[i] > e.ratio)) continue;
+        worst = at0 + i, e.ratio = ratios[i];
+        const double x = apriori ? (*apriori)[static_cast<std::size_t>(at0 + i)] + store_term(ro[i], (*apriori)[static_cast<std::size_t>(at0 + i)]) : 0.0;
+        e.bound = std::max(empirical, x), e.apriori = x;
+      }
+      return;
+    }
     for (std::int64_t i = 0; i < n; ++i) {
       const double vo = ro[i], vb = rb[i];
       if (value_class(vo) != 0 || value_class(vb) != 0) continue;
