@@ -9,6 +9,7 @@
 #include "kparity/diagnostics/contracts/kda_recurrent.hpp"
 #include "kparity/diagnostics/contracts/kda_replayssm_decode.hpp"
 #include "kparity/judge/floors.hpp"
+#include "row_max.hpp"
 #include "kparity/judge/runs.hpp"
 #include "runs_of.hpp"
 
@@ -29,10 +30,7 @@ double ulp(DType t, double m) {
 
 double max_abs(const TensorView& v) {
   double m = 0;
-  for_each_run(v, [&](const double* x, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i)
-      if (const double a = std::fabs(x[i]); std::isfinite(a)) m = std::max(m, a);
-  });
+  for_each_run(v, [&](const double* x, std::int64_t n) { m = rows::finite_abs_max(n, x, m); });
   return m;
 }
 

@@ -16,16 +16,8 @@
 #include "kparity/ops/op_table.hpp"
 #include "kparity/reference/elements.hpp"
 #include "kparity/reference/error_bound.hpp"
+#include "row_max.hpp"
 #include "rule_serial.hpp"
-
-// The row loops below compiled for AVX-512, AVX2 and the baseline, picked at run time, as
-// reference/sparse/lane_clones.hpp does for the references (the library builds with
-// -ffp-contract=off, so every clone computes the same bits).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define JUDGE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define JUDGE_CLONES
-#endif
 
 namespace kparity::judging {
 namespace {

@@ -2,6 +2,7 @@
 #include "kparity/judge/sparse_reading.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -9,6 +10,7 @@
 #include "kparity/diagnostics/contracts/sparse_paged_decode.hpp"
 #include "kparity/diagnostics/contracts/sparse_paged_prefill.hpp"
 #include "kparity/reference/elements.hpp"
+#include "row_max.hpp"
 
 namespace kparity::judging::sparse_reading {
 
@@ -56,8 +58,7 @@ Magnitudes magnitudes(const Call& c) {
   for (std::int64_t t = 0; t < T; ++t)
     for (std::int64_t h = 0; h < H; ++h) {
       q_row(t, h);
-      for (const double x : row)
-        if (const double v = std::fabs(x); std::isfinite(v)) m.max_q = std::max(m.max_q, v);
+      m.max_q = rows::finite_abs_max(D, row.data(), m.max_q);
     }
   const auto shift_it = c.scalars.find("replicated_logit_shift");
   const double shift = shift_it == c.scalars.end() ? 0.0 : std::fabs(shift_it->second);
@@ -76,13 +77,7 @@ Magnitudes magnitudes(const Call& c) {
         if (r < 0 || r >= rows.size(0)) continue;
         ++keys[t];
         load_row(rows, r * rows.strides[0], rows.strides[1], D, row);
-        double* km = kmax[t].data();
-        for (std::int64_t d = 0; d < D; ++d) {
-          const double v = std::fabs(row[static_cast<std::size_t>(d)]);
-          if (!std::isfinite(v)) continue;
-          m.max_selected = std::max(m.max_selected, v);
-          km[d] = std::max(km[d], v);
-        }
+        rows::finite_abs_max_into(D, row.data(), kmax[t].data(), m.max_selected);
       }
   }
   for (std::int64_t t = 0; t < T; ++t) {
@@ -92,9 +87,11 @@ Magnitudes magnitudes(const Call& c) {
     for (std::int64_t h = 0; h < H; ++h) {
       q_row(t, h);
       double b = 0.0;
+      // A non-finite |q| adds 0 * km[d] = +0 (km is finite and >= 0): the same sum as skipping it,
+      // without a branch an element.
       for (std::int64_t d = 0; d < D; ++d) {
         const double v = std::fabs(row[static_cast<std::size_t>(d)]);
-        if (std::isfinite(v)) b += v * km[d];
+        b += (v <= DBL_MAX ? v : 0.0) * km[d];
       }
       m.max_logit = std::max(m.max_logit, scale * b + shift);
     }
