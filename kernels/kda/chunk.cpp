@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/align.hpp"
+#include "common/limits.hpp"
 #include "kda/chunk_plan.hpp"
 #include "kda/support.hpp"
 #include "kparity/diagnostics/catalog_ids.hpp"
@@ -188,7 +189,11 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
   p.n_blocks = p.has_cu ? p.n_windows + p.N : p.B * p.n_windows;
   const std::int64_t ctas = p.N * p.HV * p.n_vtiles;
   plan.launch.grid = dim3(static_cast<unsigned>(ctas > 0 ? ctas : 0));
-  plan.launch.smem_bytes = static_cast<std::size_t>(chunk_smem_bytes(p.K, p.vtile));
+  p.buffers = kChunkBuffers;
+  if (const int nb = chunk_buffers_requested();
+      nb != kChunkBuffers && chunk_smem_bytes(p.K, p.vtile, nb) <= static_cast<std::int64_t>(kSmemOptinPerBlock))
+    p.buffers = nb;
+  plan.launch.smem_bytes = static_cast<std::size_t>(chunk_smem_bytes(p.K, p.vtile, p.buffers));
   plan.launch.stream = stream;
   return status;
 }

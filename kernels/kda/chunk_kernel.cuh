@@ -14,7 +14,7 @@
 //
 // A chunk's operand block (-w, Qg, Kd, A_qk, decay, and this CTA's tile of u), laid out by the prep
 // kernel as this kernel's buffer, arrives by two bulk copies (one instruction each, issued by one
-// thread) on the buffer's "full" mbarrier; kChunkBuffers buffers keep the next chunks' copies in
+// thread) on the buffer's "full" mbarrier; NB buffers keep the next chunks' copies in
 // flight while one chunk's products run. Each warp hands a buffer back on its "empty" mbarrier when
 // it has read it, and the issuing thread waits for that before refilling it, so no CTA-wide barrier
 // is needed a chunk (KS > 1 keeps one, for the split-K sums; its partials alternate between two
@@ -32,14 +32,14 @@ namespace kparity::kernels::kda {
 
 // The chain's body; SIMT (KPARITY_CHUNK_SIMT) picks the mma emulation once per launch instead of at
 // every product.
-template <int K, int KS, bool SIMT>
+template <int K, int KS, int NB, bool SIMT>
 __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   using namespace chunk_dev;
   namespace kd = kernels::dev;
   constexpr int C = kChunkTokens, NVG = kChunkWarps / KS, VT = 16 * NVG, KW = K / KS, NT = KW / 8;
   static_assert(KW % 8 == 0 && KW >= 8, "a warp's channel slice is whole 8-channel mma steps");
   constexpr int PW = chunk_pw(K), PD = chunk_pd(K), PA = chunk_pa(), PU = chunk_pu(VT), PO = chunk_out_pitch();
-  constexpr int BUF = chunk_buf_floats(K, VT), NB = kChunkBuffers;
+  constexpr int BUF = chunk_buf_floats(K, VT);
   constexpr ChunkBlock kB = chunk_block(K, VT);
   constexpr int oW = kB.oW, oQ = kB.oQ, oD = kB.oD, oA = kB.oA, oDec = kB.oDec, oU = kB.shared;
   static_assert(oU + C * PU == BUF && BUF % 4 == 0 && oU % 4 == 0, "16-byte aligned tables and copies");
@@ -258,10 +258,10 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
     }
 }
 
-template <int K, int KS>
+template <int K, int KS, int NB>
 __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams p) {
-  if (p.simt) chunk_chain<K, KS, true>(p);
-  else chunk_chain<K, KS, false>(p);
+  if (p.simt) chunk_chain<K, KS, NB, true>(p);
+  else chunk_chain<K, KS, NB, false>(p);
 }
 
 }  // namespace kparity::kernels::kda
