@@ -149,9 +149,9 @@ void normalise(const Ctx& c, std::vector<double>& x, std::vector<double>& dx, bo
 double sigmoid_exact(double y) { return 1 / (1 + std::exp(-y)); }
 
 // The gate g and its bound from x = a + dt_bias (both exact inputs).
-void gate_bound(const Ctx& c, double x, double A_log, const std::optional<double>& lb, double& g, double& dg) {
+// A = exp(A_log), taken once per head by the caller (the same value as per channel).
+void gate_bound_A(const Ctx& c, double x, double A, const std::optional<double>& lb, double& g, double& dg) {
   const double u = c.u(), t = c.t(), dx = u * std::fabs(x);
-  const double A = std::exp(A_log);
   if (A >= kFltOverflow || std::fabs(x) >= kFltOverflow) {  // expf(A_log) or a + dt_bias may overflow
     g = lb ? *lb * sigmoid_exact(A * x) : -A * (x > 20 ? x : std::log1p(std::exp(x)));
     dg = INFINITY;
@@ -172,6 +172,10 @@ void gate_bound(const Ctx& c, double x, double A_log, const std::optional<double
   if (std::fabs(x - 20) <= 2 * dx + 1e-30) dsp = std::max(dx, ds_log) + 2.1e-9;
   g = -A * sp;
   dg = (A * (1 + t) * dsp + sp * t * A + u * std::fabs(g)) * 1.01;
+}
+
+void gate_bound(const Ctx& c, double x, double A_log, const std::optional<double>& lb, double& g, double& dg) {
+  gate_bound_A(c, x, std::exp(A_log), lb, g, dg);
 }
 
 void alpha_bound(const Ctx& c, Tok& tok) {
@@ -391,21 +395,26 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
       std::vector<double> rho(V, 0.0);
       bool finite = true, overflow = false;
       if (x.initial_state) load_state_T(*x.initial_state, static_cast<std::int64_t>(n), hv, V, K, ST);
+      // A token's rows read as runs (ld_run: the same values as at() an element, checked once), the
+      // bias row and exp(A_log) once per head, the token's vectors reused (every field is rewritten
+      // each token). Issue 32 (3): per-element loads and A_log's exp were 8% of the bound.
+      Tok tok;
+      tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
+      std::vector<double> a_row(static_cast<std::size_t>(x.g ? 0 : K)), bias(a_row.size());
+      const double A = x.g ? 0.0 : std::exp(x.A_log->at({hv}));
+      if (!x.g) bias_run(*x.dt_bias, hv, K, bias.data());
       for (std::int64_t t = cu[n]; t < cu[n + 1]; ++t) {
-        Tok tok;
-        tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
-        for (std::int64_t i = 0; i < K; ++i) tok.q[i] = x.q.at({t, h, i}), tok.k[i] = x.k.at({t, h, i});
-        for (std::int64_t j = 0; j < V; ++j) tok.v[j] = x.v.at({t, hv, j});
+        ld_run(x.q, {t, h, std::int64_t{0}}, 2, K, tok.q.data());
+        ld_run(x.k, {t, h, std::int64_t{0}}, 2, K, tok.k.data());
+        ld_run(x.v, {t, hv, std::int64_t{0}}, 2, V, tok.v.data());
         normalise(c, tok.q, tok.dq, x.use_qk_l2norm_in_kernel, scale, true);
         normalise(c, tok.k, tok.dk, x.use_qk_l2norm_in_kernel, 1.0, false);
-        for (std::int64_t i = 0; i < K; ++i) {
-          if (x.g) {
-            tok.g[i] = x.g->at({t, hv, i});
-            tok.dg[i] = 0;
-          } else {
-            gate_bound(c, per_head_k(*x.a, t, hv, i, K) + bias_at(*x.dt_bias, hv, i, K), x.A_log->at({hv}),
-                       x.lower_bound, tok.g[i], tok.dg[i]);
-          }
+        if (x.g) {
+          ld_run(*x.g, {t, hv, std::int64_t{0}}, 2, K, tok.g.data());
+          std::fill(tok.dg.begin(), tok.dg.end(), 0.0);
+        } else {
+          per_head_k_run(*x.a, t, hv, K, a_row.data());
+          for (std::int64_t i = 0; i < K; ++i) gate_bound_A(c, a_row[i] + bias[i], A, x.lower_bound, tok.g[i], tok.dg[i]);
         }
         alpha_bound(c, tok);
         const double bv = x.beta.at({t, hv});
