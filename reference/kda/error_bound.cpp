@@ -539,26 +539,43 @@ ErrorBounds replayssm_decode_error_bound(const ReplaySsmDecodeArgs& args, const 
         finite = finite && std::isfinite(suffix) && std::isfinite(sum_abs);
       }
       auto fin = [&](double e) { return !finite ? 0.0 : ovf ? INFINITY : settle(e); };
-      // S_prev and its elementwise bound.
+      // S_prev and its elementwise bound. What a term needs of its ring entry e and channel i (kw, its
+      // bound, |kw| + dkw) and of e and row j (|d| + ddr, ddr) is taken once, not once per (j, i, e)
+      // (the same expressions, so the same values), and the sums over e run with the channels in
+      // vector lanes, each lane adding in e order as before (issue 32 (3)).
       std::vector<double> Sp(V * K), dSp(V * K);
       const double g_ring = gamma_n(static_cast<double>(mm + 2), ua);
-      for (std::int64_t j = 0; j < V; ++j)
+      std::vector<double> kw(mm * K), dkw(mm * K), kwa(mm * K), da_(mm * V), ddr(mm * V);
+      for (std::int64_t e = 0; e < mm; ++e) {
         for (std::int64_t i = 0; i < K; ++i) {
-          const double s0 = at4(x.initial_state, s, hv, j, i);
-          double val = s0 * Dt[i], err = std::fabs(s0) * dDt[i] + u * std::fabs(s0) * (Dt[i] + dDt[i]);
-          double mag = std::fabs(s0) * (Dt[i] + dDt[i]);
-          for (std::int64_t e = 0; e < mm; ++e) {
-            const double d = rd[e * V + j], kc = rk[e * K + i];
-            const double kw = kc * W[e * K + i];
-            const double dkw = std::fabs(kc) * dW[e * K + i] + (u + u_io * (1 + u)) * std::fabs(kc) * (W[e * K + i] + dW[e * K + i]) + uf_io;
-            const double ddr = u_io * std::fabs(d) + uf_io;
-            val += d * kw;
-            err += (std::fabs(d) + ddr) * dkw + (std::fabs(kw) + dkw) * ddr;
-            mag += (std::fabs(d) + ddr) * (std::fabs(kw) + dkw);
-          }
-          Sp[j * K + i] = val;
-          dSp[j * K + i] = err + g_ring * mag;
+          const double kc = rk[e * K + i], w = W[e * K + i], dw = dW[e * K + i];
+          kw[e * K + i] = kc * w;
+          dkw[e * K + i] = std::fabs(kc) * dw + (u + u_io * (1 + u)) * std::fabs(kc) * (w + dw) + uf_io;
+          kwa[e * K + i] = std::fabs(kw[e * K + i]) + dkw[e * K + i];
         }
+        for (std::int64_t j = 0; j < V; ++j) {
+          const double d = rd[e * V + j];
+          ddr[e * V + j] = u_io * std::fabs(d) + uf_io;
+          da_[e * V + j] = std::fabs(d) + ddr[e * V + j];
+        }
+      }
+      std::vector<double> s0row(K);
+      for (std::int64_t j = 0; j < V; ++j) {
+        elements::load_run(x.initial_state, elements::offset_of(x.initial_state, {s, hv, j, std::int64_t{0}}),
+                           x.initial_state.strides[3], K, s0row.data());
+        double* __restrict val = Sp.data() + j * K;
+        double* __restrict err = dSp.data() + j * K;
+        for (std::int64_t i = 0; i < K; ++i) {
+          const double s0 = s0row[i];
+          val[i] = s0 * Dt[i];
+          err[i] = std::fabs(s0) * dDt[i] + u * std::fabs(s0) * (Dt[i] + dDt[i]);
+        }
+        std::vector<double>& mag = s0row;  // |s0| (Dt + dDt), then the magnitudes' sum
+        for (std::int64_t i = 0; i < K; ++i) mag[i] = std::fabs(mag[i]) * (Dt[i] + dDt[i]);
+        ring_terms(K, mm, rd.data() + j, V, da_.data() + j, ddr.data() + j, kw.data(), dkw.data(), kwa.data(), val, err,
+                   mag.data());
+        for (std::int64_t i = 0; i < K; ++i) err[i] = err[i] + g_ring * mag[i];
+      }
       // B.2.5
       std::vector<double> qa_(K), dqa(K), ka_(K), dka(K), qmag(K), kmag(K);
       for (std::int64_t i = 0; i < K; ++i) {

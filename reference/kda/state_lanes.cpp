@@ -78,4 +78,24 @@ KPARITY_CLONES void row_dots(std::int64_t K, std::int64_t V, const float* __rest
   }
 }
 
+// The ring's terms of S_prev's rows (replayssm_decode_error_bound): for each entry e in order, every
+// channel i in a lane: val += d kw, err += (|d| + ddr) dkw + (|kw| + dkw) ddr, mag += (|d| + ddr)
+// (|kw| + dkw); d, |d| + ddr and ddr of the row at stride `rs`. -ffp-contract=off keeps every
+// product and sum as written, so each clone gives the bits of the scalar loop.
+KPARITY_CLONES void ring_terms(std::int64_t K, std::int64_t mm, const double* d, std::int64_t rs, const double* da, const double* dd,
+                const double* __restrict kw, const double* __restrict dkw, const double* __restrict kwa,
+                double* __restrict val, double* __restrict err, double* __restrict mag) {
+  for (std::int64_t e = 0; e < mm; ++e) {
+    const double de = d[e * rs], a = da[e * rs], b = dd[e * rs];
+    const double* __restrict kr = kw + e * K;
+    const double* __restrict dr = dkw + e * K;
+    const double* __restrict ar = kwa + e * K;
+    for (std::int64_t i = 0; i < K; ++i) {
+      val[i] += de * kr[i];
+      err[i] += a * dr[i] + ar[i] * b;
+      mag[i] += a * ar[i];
+    }
+  }
+}
+
 }  // namespace kparity::reference::kda::detail

@@ -18,5 +18,8 @@ void update_rows_fused(std::int64_t K, std::int64_t V, const double* d, const do
 void update_rows_unfused(std::int64_t K, std::int64_t V, const float* d, const float* k, float* ST);
 // out[j] = sum over c in order, from +0, of fl32(ST[c][j] * x[c]) (the faithful model's row dots).
 void row_dots(std::int64_t K, std::int64_t V, const float* ST, const float* x, float* out);
+// The ReplaySSM bound's ring terms of one S_prev row (error_bound.cpp; state_lanes.cpp says what).
+void ring_terms(std::int64_t K, std::int64_t mm, const double* d, std::int64_t rs, const double* da, const double* dd,
+                const double* kw, const double* dkw, const double* kwa, double* val, double* err, double* mag);
 
 }  // namespace kparity::reference::kda::detail
