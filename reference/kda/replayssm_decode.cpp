@@ -79,12 +79,20 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
                            std::int64_t m) {
   const std::int64_t h = hv / d.G;
   const DType io = x.out.dtype;
+  // The rings' entries read a row at a time (ld_run: the values ld() gives an element, checked
+  // once; issue 32 (3): per-element loads were 7% of a ReplaySSM case).
+  std::vector<R> G(m * d.K), Dr(m * d.V), Kr(m * d.K);
+  for (std::int64_t i = 0; i < m; ++i) {
+    ld_run(x.g_cache, {s, hv, i, std::int64_t{0}}, 3, d.K, G.data() + i * d.K);
+    ld_run(x.d_cache, {s, hv, i, std::int64_t{0}}, 3, d.V, Dr.data() + i * d.V);
+    ld_run(x.k_cache, {s, h, i, std::int64_t{0}}, 3, d.K, Kr.data() + i * d.K);
+  }
   std::vector<R> Dtot(d.K), W(m * d.K);
   for (std::int64_t c = 0; c < d.K; ++c) {
     if constexpr (kFaithful<R>) {  // B.2.4 item 4: fp32 inclusive cumsum, then Gtot - P_i
       std::vector<R> P(m);
       R run = 0;
-      for (std::int64_t i = 0; i < m; ++i) P[i] = run = run + static_cast<R>(ld(x.g_cache, {s, hv, i, c}));
+      for (std::int64_t i = 0; i < m; ++i) P[i] = run = run + G[i * d.K + c];
       const R Gtot = m > 0 ? P[m - 1] : R(0);
       // Test-only fault (planted_fault.hpp): inclusive_suffix_decay subtracts P_{i-1} instead.
       const bool inclusive = planted_fault() == PlantedFault::inclusive_suffix_decay;
@@ -95,7 +103,7 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
       LongSum suffix;
       for (std::int64_t i = m - 1; i >= 0; --i) {
         W[i * d.K + c] = std::exp(suffix.value());
-        suffix.add(ld(x.g_cache, {s, hv, i, c}));
+        suffix.add(G[i * d.K + c]);
       }
       Dtot[c] = std::exp(suffix.value());
     }
@@ -103,14 +111,28 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
   // B.2.4 precision item 1: both ring operands rounded to the out dtype, fp32 accumulation.
   std::vector<R> dr(m * d.V), kw(m * d.K);
   for (std::int64_t i = 0; i < m; ++i) {
-    for (std::int64_t j = 0; j < d.V; ++j) dr[i * d.V + j] = dot_operand(static_cast<R>(ld(x.d_cache, {s, hv, i, j})), io);
-    for (std::int64_t c = 0; c < d.K; ++c)
-      kw[i * d.K + c] = dot_operand(static_cast<R>(ld(x.k_cache, {s, h, i, c})) * W[i * d.K + c], io);
+    for (std::int64_t j = 0; j < d.V; ++j) dr[i * d.V + j] = dot_operand(Dr[i * d.V + j], io);
+    for (std::int64_t c = 0; c < d.K; ++c) kw[i * d.K + c] = dot_operand(Kr[i * d.K + c] * W[i * d.K + c], io);
   }
-  std::vector<R> Sp(d.V * d.K);
-  for (std::int64_t j = 0; j < d.V; ++j)
+  std::vector<R> Sp(d.V * d.K), S0(d.K);
+  if constexpr (kFaithful<R>) {
+    if (accumulation() == Accumulation::index_order && lane_loops()) {
+      // The ring sums with the channels in SIMD lanes (row_dots: each lane's fp32 products added in
+      // entry order from +0, faithful_sum's index order), then the same madd an element.
+      std::vector<R> xcol(m), ring(d.K);
+      for (std::int64_t j = 0; j < d.V; ++j) {
+        for (std::int64_t i = 0; i < m; ++i) xcol[i] = dr[i * d.V + j];
+        row_dots(m, d.K, kw.data(), xcol.data(), ring.data());
+        ld_run(x.initial_state, {s, hv, j, std::int64_t{0}}, 3, d.K, S0.data());
+        for (std::int64_t c = 0; c < d.K; ++c) Sp[j * d.K + c] = faithful_madd(S0[c], Dtot[c], ring[c]);
+      }
+      return Sp;
+    }
+  }
+  for (std::int64_t j = 0; j < d.V; ++j) {
+    ld_run(x.initial_state, {s, hv, j, std::int64_t{0}}, 3, d.K, S0.data());
     for (std::int64_t c = 0; c < d.K; ++c) {
-      const R s0 = static_cast<R>(ld(x.initial_state, {s, hv, j, c}));
+      const R s0 = S0[c];
       if constexpr (kFaithful<R>) {
         const R ring = faithful_sum(m, [&](std::int64_t i) { return std::pair{dr[i * d.V + j], kw[i * d.K + c]}; });
         Sp[j * d.K + c] = faithful_madd(s0, Dtot[c], ring);
@@ -120,6 +142,7 @@ std::vector<R> reconstruct(const ReplaySsmDecodeArgs& x, const Dims& d, std::int
         });
       }
     }
+  }
   return Sp;
 }
 
@@ -256,8 +279,27 @@ void run(const ReplaySsmDecodeArgs& x) {
       }
       const std::vector<R> Sp = reconstruct<R>(x, d, s, hv, m);
       std::vector<R> dl(d.V);
+      std::vector<R> sqs, sks;  // the faithful readout's sums, in lanes over the rows when it may
+      if constexpr (kFaithful<R>) {
+        if (accumulation() == Accumulation::index_order && lane_loops()) {
+          // Sp transposed, then row_dots: each row's fp32 products added in channel order from +0,
+          // as faithful_sum's index order adds them (a scalar chain of adds a row before).
+          std::vector<R> SpT(d.V * d.K), qa(d.K), ka(d.K);
+          for (std::int64_t j = 0; j < d.V; ++j)
+            for (std::int64_t k = 0; k < d.K; ++k) SpT[k * d.V + j] = Sp[j * d.K + k];
+          for (std::int64_t k = 0; k < d.K; ++k) qa[k] = t.q_s[k] * t.alpha[k], ka[k] = t.k_hat[k] * t.alpha[k];
+          sqs.resize(d.V), sks.resize(d.V);
+          row_dots(d.K, d.V, SpT.data(), qa.data(), sqs.data());
+          row_dots(d.K, d.V, SpT.data(), ka.data(), sks.data());
+        }
+      }
       for (std::int64_t j = 0; j < d.V; ++j) {  // B.2.5
         if constexpr (kFaithful<R>) {
+          if (!sqs.empty()) {
+            dl[j] = t.beta * (t.v[j] - sks[j]);
+            st(x.out, {b, 0, hv, j}, faithful_madd(dl[j], t.kq, sqs[j]));
+            continue;
+          }
           const R* row = &Sp[j * d.K];
           const R sq = faithful_sum(d.K, [&](std::int64_t k) { return std::pair{row[k], t.q_s[k] * t.alpha[k]}; });
           const R sk = faithful_sum(d.K, [&](std::int64_t k) { return std::pair{row[k], t.k_hat[k] * t.alpha[k]}; });
@@ -274,25 +316,31 @@ void run(const ReplaySsmDecodeArgs& x) {
              }));
         }
       }
+      // The stores a state or ring row at a time (st_run: each value stored as st() stores it).
       if (flush) {  // B.2.7: checkpoint only, no ring write
-        for (std::int64_t j = 0; j < d.V; ++j)
+        std::vector<R> row(d.K);
+        for (std::int64_t j = 0; j < d.V; ++j) {
           for (std::int64_t k = 0; k < d.K; ++k) {
             if constexpr (kFaithful<R>) {
               const R prod = Sp[j * d.K + k] * t.alpha[k];
-              st(x.initial_state, {s, hv, j, k}, faithful_madd(dl[j], t.k_hat[k], prod));
+              row[k] = faithful_madd(dl[j], t.k_hat[k], prod);
             } else {  // Sp alpha + dl k, one exact sum
               const std::pair<R, R> decayed{Sp[j * d.K + k], t.alpha[k]}, update{dl[j], t.k_hat[k]};
-              st(x.initial_state, {s, hv, j, k},
-                 oracle_sum(2, [&](std::size_t i) { return i == 0 ? decayed : update; }));
+              row[k] = oracle_sum(2, [&](std::size_t i) { return i == 0 ? decayed : update; });
             }
           }
+          st_run(x.initial_state, {s, hv, j, std::int64_t{0}}, 3, d.K, row.data());
+        }
       } else {  // B.2.6: append at c; k only from the first value head of the group
-        for (std::int64_t j = 0; j < d.V; ++j) st(x.d_cache, {s, hv, c, j}, dl[j]);
-        for (std::int64_t k = 0; k < d.K; ++k) st(x.g_cache, {s, hv, c, k}, t.g[k]);
+        st_run(x.d_cache, {s, hv, c, std::int64_t{0}}, 3, d.V, dl.data());
+        st_run(x.g_cache, {s, hv, c, std::int64_t{0}}, 3, d.K, t.g.data());
         // The oracle stores k_hat rounded once (the op's contract); the faithful model under the
         // tf32-dot profile rounds it through out's dtype first, as sglang's Triton kernel does.
-        if (hv % d.G == 0)
-          for (std::int64_t k = 0; k < d.K; ++k) st(x.k_cache, {s, hv / d.G, c, k}, k_ring_entry(t.k_hat[k], x.out.dtype));
+        if (hv % d.G == 0) {
+          std::vector<R> kr(d.K);
+          for (std::int64_t k = 0; k < d.K; ++k) kr[k] = k_ring_entry(t.k_hat[k], x.out.dtype);
+          st_run(x.k_cache, {s, hv / d.G, c, std::int64_t{0}}, 3, d.K, kr.data());
+        }
       }
     }
   }
