@@ -298,6 +298,7 @@ void bench_decode(int T, int H, double gemm, double copy) {
     int splits, variant, decode;
     std::string label;
     int ht = 0, gather = 0;
+    int combine = 0;  // SparseTuning::decode_combine (2: the in-cluster merge)
   };
   std::vector<Cfg> cfgs = {{1, 2, 1, "64, 1 split, wgmma"},
                            {0, 2, 1, "64, auto split, wgmma"},
@@ -312,9 +313,15 @@ void bench_decode(int T, int H, double gemm, double copy) {
       for (int ht : {16, 32})
         cfgs.push_back({0, 3, 2, "small-T, " + std::to_string(ht) + " heads, auto split, " + gn, ht, gather});
   }
+  // The in-cluster merge (no workspace, no combine launch) at T <= 8: 16-head groups, clusters of 8
+  // (portable) and 16, and the automatic count (at most 16), bulk gather.
+  if (T <= 8)
+    for (int sp : {0, 8, 16})
+      cfgs.push_back({sp, 3, 2, "small-T, 16 heads, cluster merge " + (sp ? std::to_string(sp) : std::string("auto")) + ", bulk",
+                      16, 2, 2});
   const auto tuning = [](const Cfg& c) {
     return kparity::kernels::sparse::SparseTuning{.head_tile = c.ht, .kv_splits = c.splits, .variant = c.variant,
-                                                  .decode_gather = c.gather};
+                                                  .decode_gather = c.gather, .decode_combine = c.combine};
   };
   std::size_t wsb = 0;
   for (const Cfg& c : cfgs) wsb = std::max(wsb, kparity::kernels::sparse::paged_decode_workspace_bytes(a, tuning(c)));

@@ -32,6 +32,8 @@
 #include <cfloat>
 #include <cstdint>
 
+#include <cooperative_groups.h>
+
 #include "common/limits.hpp"
 #include "common/pdl.cuh"
 #include "common/bulk_copy.cuh"
@@ -62,6 +64,8 @@ struct DsGeo {
   static constexpr std::size_t addr_bytes = std::size_t(kDsSlots) * kDsBK * 8;
   static constexpr std::size_t bar_bytes = 16 * ((kDsStages * 8 + 15) / 16);
   static constexpr std::size_t smem = kv_bytes + x_bytes + p_bytes + stat_bytes + addr_bytes + bar_bytes;
+  // The cluster merge stages the rows [HG][kDsD] and their (max, sum) where the KV tiles were.
+  static_assert(std::size_t(HG) * (kDsD + 2) * 4 <= kv_bytes, "the cluster merge's rows fit the KV stages");
   static_assert(kv_bytes % 16 == 0 && x_bytes % 16 == 0 && p_bytes % 16 == 0 && stat_bytes % 16 == 0,
                 "every region starts 16-byte aligned (ldmatrix rows, 16-byte copies, mbarriers)");
 };
@@ -89,7 +93,61 @@ __device__ __forceinline__ std::uint32_t q_bits(const AttnParams& p, long long t
 
 }  // namespace dev
 
-template <class T, int RB, bool kBulk>
+namespace dev {
+
+// The split-K merge inside a thread-block cluster (SparseTuning::decode_combine 2, AttnParams::cluster):
+// the p.splits CTAs of one (token, head group) are one cluster (split = rank: cta_coords takes the
+// split from blockIdx.x % splits and the cluster spans splits consecutive CTAs). Each CTA has staged
+// its unnormalised rows o [HG][kDsD] and their (max, sum) in its own shared memory; CTA `rank` merges
+// rows rank, rank + S, ... reading every split's copy through distributed shared memory, in split
+// order, with the combine kernel's arithmetic (combine_kernel.cuh): M = max_s m_s, w_s = exp2f((m_s -
+// M) log2 e), per channel acc = fmaf(o_s, w_s, acc) over s = 0 .. S-1 from 0, then the sink folded in
+// once (RowFinal). Only the row sum l = sum_s l_s w_s is added in split order here (the kernel's is
+// a fixed shuffle tree): another fixed order of the same S terms, which the a-priori bound counts
+// the same way. No workspace and no second launch: the partials never leave the cluster.
+template <class T, int HG>
+__device__ __forceinline__ void cluster_merge(const AttnParams& p, const float* sO, const float* sML, long long t,
+                                              long long h0) {
+  namespace cg = cooperative_groups;
+  cg::cluster_group cl = cg::this_cluster();
+  const int S = static_cast<int>(p.splits), rank = static_cast<int>(cl.block_rank()), tid = threadIdx.x;
+  const long long D = p.D;
+  const float* o_of[kMaxClusterSplits];
+  const float* ml_of[kMaxClusterSplits];
+#pragma unroll
+  for (int s = 0; s < kMaxClusterSplits; ++s)
+    if (s < S) o_of[s] = cl.map_shared_rank(sO, s), ml_of[s] = cl.map_shared_rank(sML, s);
+  for (int row = rank; row < HG; row += S) {
+    const long long h = h0 + row;
+    if (h >= p.H) break;
+    float w[kMaxClusterSplits];
+    float M = -FLT_MAX;
+#pragma unroll
+    for (int s = 0; s < kMaxClusterSplits; ++s)
+      if (s < S) M = fmaxf(M, ml_of[s][2 * row]);
+    float l = 0.f;
+#pragma unroll
+    for (int s = 0; s < kMaxClusterSplits; ++s)
+      if (s < S) {
+        w[s] = exp2f((ml_of[s][2 * row] - M) * kLog2e);
+        l = __fadd_rn(l, __fmul_rn(ml_of[s][2 * row + 1], w[s]));
+      }
+    const RowFinal f = finalize(sink_of(p, h), M, l);
+    T* out = static_cast<T*>(p.out) + t * p.out_st + h * p.out_sh;
+    for (long long d = tid; d < D; d += kDsThreads) {
+      float acc = 0.f;
+#pragma unroll
+      for (int s = 0; s < kMaxClusterSplits; ++s)
+        if (s < S) acc = fmaf(o_of[s][row * kDsD + d], w[s], acc);
+      out[d * p.out_sd] = MmaOp<T>::from_f(f(acc));
+    }
+    if (p.has_lse && tid == 0) p.lse[t * p.lse_st + h * p.lse_sh] = f.lse;
+  }
+}
+
+}  // namespace dev
+
+template <class T, int RB, bool kBulk, bool kCluster = false>
 __global__ void __launch_bounds__(kDsThreads, 1) sparse_decode_small_kernel(const AttnParams p) {
   using G = DsGeo<RB>;
   using Op = dev::MmaOp<T>;
@@ -339,6 +397,32 @@ __global__ void __launch_bounds__(kDsThreads, 1) sparse_decode_small_kernel(cons
 
   const int cbase = warp * kDsSlice + 2 * c;
   const bool writes_stats = warp == 0 && c == 0;  // one thread per row
+  if constexpr (kCluster) {
+    // The rows and their (max, sum) staged where the KV tiles were (every warp is past its last P.V
+    // after the barrier), then merged across the cluster (dev::cluster_merge). The second cluster
+    // barrier keeps each CTA's shared memory alive until every rank has read it.
+    namespace cg = cooperative_groups;
+    float* sO = reinterpret_cast<float*>(smem);
+    float* sML = sO + HG * kDsD;
+    __syncthreads();
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb) {
+      const int r0 = rb * 16 + g;
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        const int col = cbase + 8 * n;
+        *reinterpret_cast<float2*>(sO + r0 * kDsD + col) = make_float2(o[rb][n][0], o[rb][n][1]);
+        *reinterpret_cast<float2*>(sO + (r0 + 8) * kDsD + col) = make_float2(o[rb][n][2], o[rb][n][3]);
+      }
+      if (writes_stats) {
+        sML[2 * r0] = m[rb][0], sML[2 * r0 + 1] = l[rb][0];
+        sML[2 * (r0 + 8)] = m[rb][1], sML[2 * (r0 + 8) + 1] = l[rb][1];
+      }
+    }
+    cg::this_cluster().sync();
+    dev::cluster_merge<T, HG>(p, sO, sML, t, h0);
+    cg::this_cluster().sync();
+  } else {
 #pragma unroll
   for (int rb = 0; rb < RB; ++rb) {
     const long long hr0 = h0 + rb * 16 + g, hr1 = hr0 + 8;
@@ -368,6 +452,7 @@ __global__ void __launch_bounds__(kDsThreads, 1) sparse_decode_small_kernel(cons
     }
     if (p.has_lse && writes_stats) dev::store_lse(p, t, hr0, f0.lse, f1.lse);
   }
+  }  // kCluster
 }
 
 }  // namespace kparity::kernels::sparse

@@ -58,13 +58,18 @@ void make_small_plan(Plan& plan, std::int64_t n_indices, const SparseTuning& tu)
   // small_decode_auto: at H = 128, T = 1 the 32-head group the cost model chose took 18.5 us against
   // 13.3 with 16; at T * H = 512 32 heads win, 26.0 against 27.6 us at H = 128, T = 4).
   const int hg = tu.head_tile == 32 || (tu.head_tile == 0 && p.T * p.H > kSmallDecodeMaxTH) ? 32 : 16;
-  const std::int64_t splits = splits_for(hg, p.T, p.H, tiles, tu);
+  // The in-cluster merge (decode_combine 2) takes at most a cluster's 16 splits (paged_decode.cpp
+  // refuses a larger kv_splits with it).
+  const bool cluster = tu.decode_combine == 2;
+  std::int64_t splits = splits_for(hg, p.T, p.H, tiles, tu);
+  if (cluster) splits = std::min<std::int64_t>(splits, kMaxClusterSplits);
   plan.wg = 2;
   plan.ht = hg;
   plan.dp = 512;
   plan.gather = tu.decode_gather == kGatherBulk ? kGatherBulk : kGatherCpAsync;
   p.n_head_tiles = (p.H + hg - 1) / hg;
   p.splits = splits;
+  p.cluster = cluster && splits > 1 ? static_cast<int>(splits) : 0;
   p.ws_vec2 = 1;  // D % 8 == 0 (vec_kv): 8-byte partial pairs
 }
 

@@ -73,6 +73,13 @@ Status plan_decode(const PagedDecodeArgs& a, const SparseTuning& tu, detail::Pla
   if (tu.decode_gather < 0 || tu.decode_gather > 2)
     return kernels::detail::not_implemented(kOp, kUnsupportedId, "decode_gather", std::to_string(tu.decode_gather),
                                             "0 (auto), 1 (cp.async), 2 (bulk row copies)");
+  if (tu.decode_combine < 0 || tu.decode_combine > 2)
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "decode_combine", std::to_string(tu.decode_combine),
+                                            "0 (auto), 1 (combine kernel), 2 (in-cluster merge, variant 3)");
+  if (tu.decode_combine == 2 && tu.kv_splits > kMaxClusterSplits)
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "kv_splits",
+                                            std::to_string(tu.kv_splits) + " (decode_combine 2)",
+                                            "at most " + std::to_string(kMaxClusterSplits) + " with the in-cluster merge");
   const bool forced = tu.variant == 3;
   if (forced && tu.head_tile != 0 && !supported_small_group(tu.head_tile))
     return kernels::detail::not_implemented(kOp, kUnsupportedId, "head_tile", std::to_string(tu.head_tile) + " (variant 3)",
@@ -87,6 +94,9 @@ Status plan_decode(const PagedDecodeArgs& a, const SparseTuning& tu, detail::Pla
     detail::make_small_plan(plan, a.kv_indices.numel(), tu);
     return Status::success();
   }
+  if (tu.decode_combine == 2)
+    return kernels::detail::not_implemented(kOp, kUnsupportedId, "decode_combine", "2",
+                                            "2 only where the small-T kernel runs (variant 3, or auto at small T * H)");
   plan.p.splits = choose_splits(plan, a, tu);
   return Status::success();
 }
@@ -95,7 +105,7 @@ Status plan_decode(const PagedDecodeArgs& a, const SparseTuning& tu, detail::Pla
 std::size_t paged_decode_workspace_bytes(const PagedDecodeArgs& a, const SparseTuning& tu) {
   detail::Plan plan;
   if (!plan_decode(a, tu, plan).ok()) return 0;
-  return plan.p.splits > 1 ? bytes_for(plan.p) : 0;
+  return plan.p.splits > 1 && !plan.p.cluster ? bytes_for(plan.p) : 0;
 }
 
 Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchOptions& o, DecodeWorkspace ws,
@@ -115,7 +125,7 @@ Status paged_decode(const PagedDecodeArgs& a, cudaStream_t stream, const LaunchO
   detail::Plan plan;
   if (Status s = plan_decode(a, tu, plan); !s.ok()) return s;
   const bool fast = kernels::detail::fast_decode(o) || plan.wg == 2;
-  if (plan.p.splits > 1) {
+  if (plan.p.splits > 1 && !plan.p.cluster) {  // the in-cluster merge needs no workspace
     const std::size_t need = bytes_for(plan.p);
     if (ws.data == nullptr || ws.bytes < need || !aligned16(ws.data)) {
       plan.p.splits = 1;  // documented fallback: single pass, no hidden allocation

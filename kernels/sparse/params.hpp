@@ -13,6 +13,10 @@ namespace kparity::kernels::sparse {
 // Split-K: at most this many key-range splits per (token, head tile). The combine kernel runs one
 // thread per split and keeps one weight per split in shared memory (attn_kernel.cuh).
 inline constexpr int kMaxSplits = 128;
+// The small-T decode kernel's in-cluster merge (SparseTuning::decode_combine 2): the splits of one
+// (token, head group) form one thread-block cluster, so at most 16 (sm_90's non-portable cluster
+// size; 8 is the portable one).
+inline constexpr int kMaxClusterSplits = 16;
 // Keys per tile of the two attention kernels (attn_kernel.cuh kBK, wg_common.cuh kWgBK): a split
 // takes whole tiles, so the decode launcher never makes more splits than a token has tiles.
 inline constexpr int kKeysPerTileMma = 32, kKeysPerTileWg = 64;
@@ -35,6 +39,7 @@ struct AttnParams {
   int ws_vec2 = 0;  // D even: acc partials stored as 8-byte pairs (LaunchOptions::decode_variant 2)
   std::int64_t T = 0, H = 0, D = 0;
   std::int64_t n_head_tiles = 0, splits = 1;
+  int cluster = 0;  // the small-T decode kernel merges its splits inside a cluster of `splits` CTAs
   float scale = 0.f, shift = 0.f;
   int vec_q = 0, vec_kv = 0, vec_out = 0;  // 16-byte global accesses allowed
 };

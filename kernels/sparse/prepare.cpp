@@ -128,7 +128,7 @@ Status launch(std::string_view op, std::string_view id, const Plan& plan, bool b
                            : bf16     ? launch_attn_bf16(p, plan.dp, plan.ht, plan.wg, stream, fast)
                                       : launch_attn_f16(p, plan.dp, plan.ht, plan.wg, stream, fast);
   if (!r.ok()) return kernels::detail::dispatch_failure(op, id, "launch setup", r);
-  if (p.splits > 1) {
+  if (p.splits > 1 && !p.cluster) {  // an in-cluster merge (small-T decode) has no combine launch
     if (Status s = kernels::detail::finish_launch(op, stream, LaunchOptions{o.validate, false}); !s.ok()) return s;
     const DispatchResult c = bf16 ? launch_combine_bf16(p, stream, fast) : launch_combine_f16(p, stream, fast);
     if (!c.ok()) return kernels::detail::dispatch_failure(op, id, "combine launch setup", c);

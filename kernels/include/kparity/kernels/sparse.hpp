@@ -32,6 +32,10 @@ struct SparseTuning {
   int variant = 0;
   // Variant 3's KV gather: 0 auto, 1 16-byte cp.async, 2 one bulk (TMA) copy per selected row.
   int decode_gather = 0;
+  // Variant 3's split-K merge: 0 auto (today: 1), 1 the combine kernel through the caller's
+  // workspace, 2 inside a thread-block cluster (the splits of one token and head group, at most 16,
+  // merge through distributed shared memory: no workspace, no second launch, the same finalisation).
+  int decode_combine = 0;
 };
 
 // Supported: q/unified_kv/kv/out bf16 or fp16 (one dtype), 1 <= D <= 512, any H and T, any strides
