@@ -42,7 +42,8 @@ inline void log_gate_run(const kparity::kda::RecurrentArgs& x, std::int64_t row,
   per_head_k_run<float>(*x.a, row, hv, K, a.data());
   bias_run<float>(*x.dt_bias, hv, K, bias.data());
   const float A_log = static_cast<float>(ld(*x.A_log, {hv}));
-  for (std::int64_t c = 0; c < K; ++c) g[c] = gate(a[c] + bias[c], A_log, x.lower_bound);
+  const float A = std::exp(A_log);  // once per row, not per channel (gate_A)
+  for (std::int64_t c = 0; c < K; ++c) g[c] = gate_A(a[c] + bias[c], A, x.lower_bound);
 }
 
 }  // namespace kparity::reference::kda::detail

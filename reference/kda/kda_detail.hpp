@@ -124,10 +124,10 @@ R softplus(R x) { return x > R(20) ? x : std::log(R(1) + std::exp(x)); }
 template <class R>
 R sigmoid(R x) { return R(1) / (R(1) + std::exp(-x)); }
 
-// A.3: g = lower_bound * sigmoid(A x) (bounded) or -A * softplus(x); A = exp(A_log).
+// A.3: g = lower_bound * sigmoid(A x) (bounded) or -A * softplus(x); A = exp(A_log), which the
+// callers take once per token (or row) instead of once per channel: the same value.
 template <class R>
-R gate(R x, R A_log, const std::optional<double>& lower_bound) {
-  const R A = std::exp(A_log);
+R gate_A(R x, R A, const std::optional<double>& lower_bound) {
   if (lower_bound) return host_scalar<R>(*lower_bound) * sigmoid(A * x);
   return -A * softplus(x);
 }

@@ -45,7 +45,8 @@ Token<R> load_token(const PackedDecodeArgs& x, const Dims& d, std::int64_t b, st
   a_row.resize(static_cast<std::size_t>(d.K)), bias_row.resize(static_cast<std::size_t>(d.K));
   per_head_k_run<R>(x.a, b, hv, d.K, a_row.data());
   bias_run<R>(x.dt_bias, hv, d.K, bias_row.data());
-  for (std::int64_t c = 0; c < d.K; ++c) t.alpha[c] = std::exp(gate(a_row[c] + bias_row[c], A_log, x.lower_bound));
+  const R A = std::exp(A_log);  // once per token, not per channel (gate_A)
+  for (std::int64_t c = 0; c < d.K; ++c) t.alpha[c] = std::exp(gate_A(a_row[c] + bias_row[c], A, x.lower_bound));
   t.beta = sigmoid(static_cast<R>(ld(x.b, {b, hv})));  // B.1 item 3: fp32, never rounded
   return t;
 }

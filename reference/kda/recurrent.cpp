@@ -40,7 +40,8 @@ Token<R> load_token(const RecurrentArgs& x, const Dims& d, std::int64_t t, std::
     per_head_k_run<R>(*x.a, t, hv, d.K, a_row.data());
     bias_run<R>(*x.dt_bias, hv, d.K, bias_row.data());
     const R A_log = static_cast<R>(ld(*x.A_log, {hv}));
-    for (std::int64_t c = 0; c < d.K; ++c) tok.alpha[c] = std::exp(gate(a_row[c] + bias_row[c], A_log, x.lower_bound));
+    const R A = std::exp(A_log);  // once per token, not per channel (gate_A)
+    for (std::int64_t c = 0; c < d.K; ++c) tok.alpha[c] = std::exp(gate_A(a_row[c] + bias_row[c], A, x.lower_bound));
   }
   const R bv = static_cast<R>(ld(x.beta, {t, hv}));
   tok.beta = x.beta_is_logits ? sigmoid(bv) : bv;  // A.4 item 1

@@ -59,8 +59,9 @@ Head<R> load_head(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t b, s
   a_row.resize(static_cast<std::size_t>(d.K)), bias_row.resize(static_cast<std::size_t>(d.K));
   per_head_k_run<R>(x.a, b, hv, d.K, a_row.data());
   bias_run<R>(x.dt_bias, hv, d.K, bias_row.data());
+  const R A = std::exp(A_log);  // once per token, not per channel (gate_A)
   for (std::int64_t c = 0; c < d.K; ++c) {
-    t.g[c] = gate(a_row[c] + bias_row[c], A_log, x.lower_bound);
+    t.g[c] = gate_A(a_row[c] + bias_row[c], A, x.lower_bound);
     t.alpha[c] = std::exp(t.g[c]);
   }
   t.beta = sigmoid(static_cast<R>(ld(x.b, {b, hv})));
