@@ -171,11 +171,9 @@ std::vector<R> recurrent_step(std::vector<R>& ST, const Token<R>& t) {
   if constexpr (kFaithful<R>) {
     if (accumulation() == Accumulation::index_order && lane_loops()) {
       std::vector<R> u(V), d(V);
-      decay_rows(Ki, Vi, t.alpha.data(), ST.data());                     // 1. decay
-      row_dots(Ki, Vi, ST.data(), t.k_hat.data(), u.data());              // 2. predict (decayed S)
-      for (std::size_t j = 0; j < V; ++j) d[j] = t.beta * (t.v[j] - u[j]);  // 3. delta
-      update_rows_unfused(Ki, Vi, d.data(), t.k_hat.data(), ST.data());   // 4. rank-1 update
-      row_dots(Ki, Vi, ST.data(), t.q_s.data(), o.data());                // 5. readout (updated S)
+      decay_row_dots(Ki, Vi, t.alpha.data(), ST.data(), t.k_hat.data(), u.data());  // 1. decay, 2. predict (decayed S)
+      for (std::size_t j = 0; j < V; ++j) d[j] = t.beta * (t.v[j] - u[j]);            // 3. delta
+      update_row_dots(Ki, Vi, d.data(), t.k_hat.data(), ST.data(), t.q_s.data(), o.data());  // 4. rank-1 update, 5. readout
       return o;
     }
     for (std::size_t j = 0; j < V; ++j) {
@@ -193,19 +191,19 @@ std::vector<R> recurrent_step(std::vector<R>& ST, const Token<R>& t) {
     if (oracle_fast_paths()) {
       std::vector<R> negk(K), vmu(V), d(V), p(V), s(V), T(V);
       std::vector<unsigned char> ok(V);
-      decay_rows(Ki, Vi, t.alpha.data(), ST.data());  // 1.
-      // 2.-3. the terms (-S[j][c], k[c]) as (S[j][c], -k[c]): the same products, zero signs included.
+      // 1. the decay, fused with 2.-3.: the terms (-S[j][c], k[c]) as (S[j][c], -k[c]), the same
+      // products, zero signs included (dot2_scaled: the decayed S as decay_rows leaves it).
       for (std::size_t c = 0; c < K; ++c) negk[c] = -t.k_hat[c];
       std::fill(p.begin(), p.end(), -0.0), std::fill(s.begin(), s.end(), 0.0), std::fill(T.begin(), T.end(), 0.0);
       std::fill(ok.begin(), ok.end(), 1);
-      lanes::dot2(K, V, ST.data(), V, nullptr, negk.data(), p.data(), s.data(), T.data(), ok.data());
+      lanes::dot2_scaled(K, V, ST.data(), V, t.alpha.data(), negk.data(), p.data(), s.data(), T.data(), ok.data());
       for (std::size_t j = 0; j < V; ++j) lanes::dot2_step(t.v[j], 1.0, p[j], s[j], T[j], ok[j]);
       lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K + 1, 0.0, vmu.data(), v_minus_u);
       for (std::size_t j = 0; j < V; ++j) d[j] = t.beta * vmu[j];
-      update_rows_fused(Ki, Vi, d.data(), t.k_hat.data(), ST.data());  // 4.
+      // 4. the rank-one update (fma, as update_rows_fused), fused with 5. the readout.
       std::fill(p.begin(), p.end(), -0.0), std::fill(s.begin(), s.end(), 0.0), std::fill(T.begin(), T.end(), 0.0);
       std::fill(ok.begin(), ok.end(), 1);
-      lanes::dot2(K, V, ST.data(), V, nullptr, t.q_s.data(), p.data(), s.data(), T.data(), ok.data());  // 5.
+      lanes::dot2_updated(K, V, ST.data(), V, d.data(), t.k_hat.data(), t.q_s.data(), p.data(), s.data(), T.data(), ok.data());
       lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K, 0.0, o.data(), readout);
       return o;
     }

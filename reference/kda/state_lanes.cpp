@@ -78,6 +78,71 @@ KPARITY_CLONES void row_dots(std::int64_t K, std::int64_t V, const float* __rest
   }
 }
 
+// row_dots after the decay (pre = decay_rows's multiply) or the unfused update (update_rows_unfused's
+// product and sum) of each element, done in place in the same pass: every element gets the update's
+// operations, then each row adds its products in channel order from +0 (issue 32 (3)).
+namespace {
+template <bool Update>
+__attribute__((always_inline)) inline void updated_row_dots(std::int64_t K, std::int64_t V, const float* __restrict c_,
+                                                            const float* __restrict d, float* __restrict ST,
+                                                            const float* __restrict x, float* __restrict out) {
+  // The update of one element (dj = d[j] with Update, unused otherwise).
+  auto pre = [](float s, float c, float dj) {
+    if constexpr (Update) {
+      const float prod = dj * c;
+      return prod + s;
+    } else {
+      return s * c;
+    }
+  };
+  for (std::int64_t j = 0; j < V; ++j) out[j] = 0.0f;
+  std::int64_t c = 0;
+  for (; c + 4 <= K; c += 4) {
+    const float x0 = x[c], x1 = x[c + 1], x2 = x[c + 2], x3 = x[c + 3];
+    const float c0 = c_[c], c1 = c_[c + 1], c2 = c_[c + 2], c3 = c_[c + 3];
+    // Four rows of ST, disjoint (V elements apart), and out and d are other arrays: no iteration's
+    // store reaches another's load (ivdep: the run-time alias check GCC adds otherwise failed and
+    // left the loop scalar).
+    float* r0 = ST + c * V;
+    float* r1 = r0 + V;
+    float* r2 = r1 + V;
+    float* r3 = r2 + V;
+#pragma GCC ivdep
+    for (std::int64_t j = 0; j < V; ++j) {
+      const float dj = Update ? d[j] : 0.0f;
+      const float s0 = pre(r0[j], c0, dj), s1 = pre(r1[j], c1, dj), s2 = pre(r2[j], c2, dj), s3 = pre(r3[j], c3, dj);
+      r0[j] = s0, r1[j] = s1, r2[j] = s2, r3[j] = s3;
+      float a = out[j];
+      a = a + s0 * x0;
+      a = a + s1 * x1;
+      a = a + s2 * x2;
+      a = a + s3 * x3;
+      out[j] = a;
+    }
+  }
+  for (; c < K; ++c) {
+    const float xc = x[c], cc = c_[c];
+    float* row = ST + c * V;
+#pragma GCC ivdep
+    for (std::int64_t j = 0; j < V; ++j) {
+      const float sv = pre(row[j], cc, Update ? d[j] : 0.0f);
+      row[j] = sv;
+      const float prod = sv * xc;
+      out[j] = out[j] + prod;
+    }
+  }
+}
+}  // namespace
+
+KPARITY_CLONES void decay_row_dots(std::int64_t K, std::int64_t V, const float* __restrict alpha, float* __restrict ST,
+                                   const float* __restrict x, float* __restrict out) {
+  updated_row_dots<false>(K, V, alpha, nullptr, ST, x, out);
+}
+KPARITY_CLONES void update_row_dots(std::int64_t K, std::int64_t V, const float* __restrict d, const float* __restrict k,
+                                    float* __restrict ST, const float* __restrict x, float* __restrict out) {
+  updated_row_dots<true>(K, V, k, d, ST, x, out);
+}
+
 // The ring's terms of S_prev's rows (replayssm_decode_error_bound): for each entry e in order, every
 // channel i in a lane: val += d kw, err += (|d| + ddr) dkw + (|kw| + dkw) ddr, mag += (|d| + ddr)
 // (|kw| + dkw); d, |d| + ddr and ddr of the row at stride `rs`. -ffp-contract=off keeps every

@@ -18,6 +18,10 @@ void update_rows_fused(std::int64_t K, std::int64_t V, const double* d, const do
 void update_rows_unfused(std::int64_t K, std::int64_t V, const float* d, const float* k, float* ST);
 // out[j] = sum over c in order, from +0, of fl32(ST[c][j] * x[c]) (the faithful model's row dots).
 void row_dots(std::int64_t K, std::int64_t V, const float* ST, const float* x, float* out);
+// decay_rows then row_dots(x), and update_rows_unfused then row_dots(x), each in one pass over ST:
+// the same updated ST and the same out (the faithful recurrence's steps 1-2 and 4-5).
+void decay_row_dots(std::int64_t K, std::int64_t V, const float* alpha, float* ST, const float* x, float* out);
+void update_row_dots(std::int64_t K, std::int64_t V, const float* d, const float* k, float* ST, const float* x, float* out);
 // The ReplaySSM bound's ring terms of one S_prev row (error_bound.cpp; state_lanes.cpp says what).
 void ring_terms(std::int64_t K, std::int64_t mm, const double* d, std::int64_t rs, const double* da, const double* dd,
                 const double* kw, const double* dkw, const double* kwa, double* val, double* err, double* mag);

@@ -138,6 +138,43 @@ __attribute__((target("avx512f"))) void dot2_avx512(std::size_t n, std::size_t l
   done = l;
 }
 
+// dot2_avx512 over rows = null after updating each element in place first, as the caller's loop
+// would have (dot2_scaled, dot2_updated): the element is loaded once for both (issue 32 (3)).
+enum class Pre { scale, fma };
+template <Pre P>
+__attribute__((target("avx512f"))) void dot2_pre_avx512(std::size_t n, std::size_t lanes, double* A, std::size_t lda,
+                                                        const double* c, const double* d, const double* b, double* p,
+                                                        double* s, double* T, unsigned char* ok, std::size_t& done) {
+  const __m512d inf = _mm512_set1_pd(INFINITY), zero = _mm512_setzero_pd();
+  std::size_t l = 0;
+  for (; l + 16 <= lanes; l += 16) {
+    Lanes512 v0{_mm512_loadu_pd(p + l), _mm512_loadu_pd(s + l), _mm512_loadu_pd(T + l), zero, inf};
+    Lanes512 v1{_mm512_loadu_pd(p + l + 8), _mm512_loadu_pd(s + l + 8), _mm512_loadu_pd(T + l + 8), zero, inf};
+    const __m512d d0 = P == Pre::fma ? _mm512_loadu_pd(d + l) : zero, d1 = P == Pre::fma ? _mm512_loadu_pd(d + l + 8) : zero;
+    for (std::size_t i = 0; i < n; ++i) {
+      double* a = A + i * lda + l;
+      const __m512d bb = _mm512_set1_pd(b[i]), cc = _mm512_set1_pd(c[i]);
+      __m512d a0 = _mm512_loadu_pd(a), a1 = _mm512_loadu_pd(a + 8);
+      if constexpr (P == Pre::scale) {
+        a0 = _mm512_mul_pd(a0, cc), a1 = _mm512_mul_pd(a1, cc);  // A * c[i]
+      } else {
+        a0 = _mm512_fmadd_pd(d0, cc, a0), a1 = _mm512_fmadd_pd(d1, cc, a1);  // fma(d[l], c[i], A)
+      }
+      _mm512_storeu_pd(a, a0), _mm512_storeu_pd(a + 8, a1);
+      dot2_step512<true>(v0, a0, bb, b[i] != 0);
+      dot2_step512<true>(v1, a1, bb, b[i] != 0);
+    }
+    _mm512_storeu_pd(p + l, v0.p), _mm512_storeu_pd(p + l + 8, v1.p);
+    _mm512_storeu_pd(s + l, v0.s), _mm512_storeu_pd(s + l + 8, v1.s);
+    _mm512_storeu_pd(T + l, v0.T), _mm512_storeu_pd(T + l + 8, v1.T);
+    double mx[16], mn[16];
+    _mm512_storeu_pd(mx, v0.mx), _mm512_storeu_pd(mx + 8, v1.mx), _mm512_storeu_pd(mn, v0.mn), _mm512_storeu_pd(mn + 8, v1.mn);
+    for (int k = 0; k < 16; ++k)
+      if (!(mx[k] <= kHuge && mn[k] >= kTiny && std::isfinite(p[l + k]))) ok[l + k] = 0;
+  }
+  done = l;
+}
+
 #endif  // KPARITY_LANES_X86
 
 enum Kernel : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
@@ -481,6 +518,36 @@ void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, co
   }
 #endif
   dot2_scalar(n, done, lanes, A, lda, rows, b, p, s, T, ok);
+}
+
+namespace {
+
+// The update of dot2_scaled / dot2_updated on lanes [l0, lanes), element by element, then dot2 on
+// them: the lanes the AVX-512 kernel leaves, and every lane with another kernel.
+template <Pre P>
+void dot2_pre(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* c, const double* d,
+              const double* b, double* p, double* s, double* T, unsigned char* ok) noexcept {
+  std::size_t done = 0;
+#ifdef KPARITY_LANES_X86
+  if (active().load(std::memory_order_relaxed) == kAvx512) dot2_pre_avx512<P>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+#endif
+  if (done == lanes) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    double* a = A + i * lda;
+    for (std::size_t l = done; l < lanes; ++l) a[l] = P == Pre::scale ? a[l] * c[i] : std::fma(d[l], c[i], a[l]);
+  }
+  dot2(n, lanes - done, A + done, lda, nullptr, b, p + done, s + done, T + done, ok + done);
+}
+
+}  // namespace
+
+void dot2_scaled(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* scale, const double* b,
+                 double* p, double* s, double* T, unsigned char* ok) noexcept {
+  dot2_pre<Pre::scale>(n, lanes, A, lda, scale, nullptr, b, p, s, T, ok);
+}
+void dot2_updated(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* d, const double* k,
+                  const double* b, double* p, double* s, double* T, unsigned char* ok) noexcept {
+  dot2_pre<Pre::fma>(n, lanes, A, lda, k, d, b, p, s, T, ok);
 }
 
 const char* kernel_name() noexcept {
