@@ -22,6 +22,7 @@ class Rng {
   std::int64_t integer(std::int64_t lo, std::int64_t hi_inclusive) noexcept;  // unbiased
 
  private:
+  double normal_slow() noexcept;  // Boost.Random's ziggurat, whole
   std::uint64_t s_[4];
 };
 
