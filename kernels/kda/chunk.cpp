@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "common/align.hpp"
-#include "common/limits.hpp"
 #include "kda/chunk_plan.hpp"
 #include "kda/support.hpp"
 #include "kparity/diagnostics/catalog_ids.hpp"
@@ -174,26 +173,13 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
     p.vtile = vt;
   p.n_vtiles = (p.V + p.vtile - 1) / p.vtile;
   p.simt = chunk_simt_requested();
-  // The chain stores out two columns a lane (st_pair) where the pair is one aligned store: unit column
-  // stride, even row strides (column groups start at multiples of 16), a start aligned to the pair.
-  {
-    const TensorView& o = a.out;
-    const auto even = [&](int d) { return o.sizes[d] <= 1 || o.strides[d] % 2 == 0; };
-    const std::uintptr_t pair = 2 * dtype_size(o.dtype);
-    p.out_pairs = o.ndim() == 4 && o.strides[3] == 1 && even(0) && even(1) && even(2) &&
-                  reinterpret_cast<std::uintptr_t>(o.data) % pair == 0;
-  }
   p.vec = rows_vec(a.q, kVecQ) | rows_vec(a.k, kVecK) | rows_vec(a.g, kVecG) | rows_vec(a.v, kVecV);
   p.n_windows = (p.T + kChunkTokens - 1) / kChunkTokens;
   p.ws_blk = chunk_blk_floats(p.K, p.vtile, p.n_vtiles);
   p.n_blocks = p.has_cu ? p.n_windows + p.N : p.B * p.n_windows;
   const std::int64_t ctas = p.N * p.HV * p.n_vtiles;
   plan.launch.grid = dim3(static_cast<unsigned>(ctas > 0 ? ctas : 0));
-  p.buffers = kChunkBuffers;
-  if (const int nb = chunk_buffers_requested();
-      nb != kChunkBuffers && chunk_smem_bytes(p.K, p.vtile, nb) <= static_cast<std::int64_t>(kSmemOptinPerBlock))
-    p.buffers = nb;
-  plan.launch.smem_bytes = static_cast<std::size_t>(chunk_smem_bytes(p.K, p.vtile, p.buffers));
+  plan.launch.smem_bytes = static_cast<std::size_t>(chunk_smem_bytes(p.K, p.vtile));
   plan.launch.stream = stream;
   return status;
 }

@@ -18,7 +18,7 @@ cudaError_t chunk_opt_in(Kernel kernel, std::size_t bytes) {
              : cudaSuccess;
 }
 
-template <int K, int KS, int NB>
+template <int K, int KS>
 DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
   if constexpr (K / KS < 8) {
     return dispatch_miss("vtile", std::to_string(p.vtile), "a tile that leaves each warp 8 channels");
@@ -26,7 +26,7 @@ DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
     auto prep = chunk_prep_kernel<K>;
     static const cudaError_t prep_opt = chunk_opt_in(prep, 4 * chunk_prep_smem_floats(K, kMaxHeadDim));
     if (prep_opt != cudaSuccess) return dispatched(prep_opt);
-    auto chain = chunk_kernel<K, KS, NB>;
+    auto chain = chunk_kernel<K, KS>;
     static const cudaError_t chain_opt = chunk_opt_in(chain, l.smem_bytes);
     if (chain_opt != cudaSuccess) return dispatched(chain_opt);
     const dim3 prep_grid(static_cast<unsigned>(p.n_windows * (p.has_cu ? 1 : p.B)), static_cast<unsigned>(p.HV));
@@ -39,25 +39,14 @@ DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
   }
 }
 
-template <int K, int NB>
-DispatchResult launch_chunk_kb(const ChunkParams& p, const Launch& l) {
-  switch (p.vtile) {
-    case 64: return chunk_go<K, 1, NB>(p, l);
-    case 32: return chunk_go<K, 2, NB>(p, l);
-    case 16: return chunk_go<K, 4, NB>(p, l);
-    default: return dispatch_miss("vtile", std::to_string(p.vtile), "16, 32, 64");
-  }
-}
-
-// The deep buffering is built only where it can fit an SM (K <= 128: chunk.cpp picks it only then).
 template <int K>
 DispatchResult launch_chunk_k(const ChunkParams& p, const Launch& l) {
-  if constexpr (K <= 128) {
-    if (p.buffers == kChunkBuffersDeep) return launch_chunk_kb<K, kChunkBuffersDeep>(p, l);
+  switch (p.vtile) {
+    case 64: return chunk_go<K, 1>(p, l);
+    case 32: return chunk_go<K, 2>(p, l);
+    case 16: return chunk_go<K, 4>(p, l);
+    default: return dispatch_miss("vtile", std::to_string(p.vtile), "16, 32, 64");
   }
-  if (p.buffers != kChunkBuffers)
-    return dispatch_miss("buffers", std::to_string(p.buffers), std::to_string(kChunkBuffers) + ", " + std::to_string(kChunkBuffersDeep));
-  return launch_chunk_kb<K, kChunkBuffers>(p, l);
 }
 
 }  // namespace kparity::kernels::kda

@@ -14,13 +14,8 @@
 //
 // A chunk's operand block (-w, Qg, Kd, A_qk, decay, and this CTA's tile of u), laid out by the prep
 // kernel as this kernel's buffer, arrives by two bulk copies (one instruction each, issued by one
-// thread) on the buffer's "full" mbarrier; NB buffers keep the next chunks' copies in
-// flight while one chunk's products run. Each warp hands a buffer back on its "empty" mbarrier when
-// it has read it, and the issuing thread waits for that before refilling it, so no CTA-wide barrier
-// is needed a chunk (KS > 1 keeps one, for the split-K sums; its partials alternate between two
-// tables by chunk parity, so a warp that runs ahead never overwrites what a slower one still reads).
-// The first form waited for every warp at each chunk's start (ncu 2026-12-05: 36% of stall cycles
-// at that barrier, KS = 4). The first form of this kernel
+// thread) on the buffer's mbarrier; kChunkBuffers buffers keep the next chunks' copies in flight while
+// one chunk's products run: one barrier a chunk (two with KS > 1). The first form of this kernel
 // loaded rows with 16-byte cp.async and their address arithmetic (13 copies a thread a chunk): on the
 // H200 that arithmetic, not memory, set its pace (ncu 2026-12-05: 1,440 instructions a warp a chunk,
 // IPC 1.2, 5 us a chunk at 1x8192, H = 32).
@@ -32,22 +27,21 @@ namespace kparity::kernels::kda {
 
 // The chain's body; SIMT (KPARITY_CHUNK_SIMT) picks the mma emulation once per launch instead of at
 // every product.
-template <int K, int KS, int NB, bool SIMT>
+template <int K, int KS, bool SIMT>
 __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   using namespace chunk_dev;
   namespace kd = kernels::dev;
   constexpr int C = kChunkTokens, NVG = kChunkWarps / KS, VT = 16 * NVG, KW = K / KS, NT = KW / 8;
   static_assert(KW % 8 == 0 && KW >= 8, "a warp's channel slice is whole 8-channel mma steps");
   constexpr int PW = chunk_pw(K), PD = chunk_pd(K), PA = chunk_pa(), PU = chunk_pu(VT), PO = chunk_out_pitch();
-  constexpr int BUF = chunk_buf_floats(K, VT);
+  constexpr int BUF = chunk_buf_floats(K, VT), NB = kChunkBuffers;
   constexpr ChunkBlock kB = chunk_block(K, VT);
   constexpr int oW = kB.oW, oQ = kB.oQ, oD = kB.oD, oA = kB.oA, oDec = kB.oDec, oU = kB.shared;
   static_assert(oU + C * PU == BUF && BUF % 4 == 0 && oU % 4 == 0, "16-byte aligned tables and copies");
   extern __shared__ __align__(16) float smem[];
   float* s_o = smem + NB * BUF;                      // [warps][16 tokens][PO]
-  float* s_red = s_o + kChunkWarps * C * PO;  // [chunk parity][2][warps][16][16] split-K partials (KS > 1)
-  std::uint64_t* s_bar = reinterpret_cast<std::uint64_t*>(s_red + chunk_red_floats(VT));  // [NB] full
-  std::uint64_t* s_empty = s_bar + NB;                                                   // [NB] empty
+  float* s_red = s_o + kChunkWarps * C * PO;         // [2][warps][16][16] split-K partials
+  std::uint64_t* s_bar = reinterpret_cast<std::uint64_t*>(s_red + 2 * kChunkWarps * 256);  // [NB]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g8 = lane >> 2, t4 = lane & 3;
   const std::int64_t bid = blockIdx.x;
@@ -62,12 +56,8 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   const bool active = vc0 < p.V;          // V is a multiple of 16: a group is whole or absent
   const int c0 = ks * KW;                 // the warp's first channel
   // out's offset of this lane's first element (token 0 of the sequence's row, see the store below).
-  // With out_pairs lane l stores columns 2 (l % 8) and 2 (l % 8) + 1 of tokens 4u + l / 8 as one
-  // pair (four stores a chunk); else column l % 16 of tokens 2u + l / 16 (eight).
-  const std::int64_t out_lane = p.out_pairs
-                                    ? b * p.out_sb + (lane / 8) * p.out_st + hv * p.out_sh + vc0 + 2 * (lane % 8)
-                                    : b * p.out_sb + (lane / 16) * p.out_st + hv * p.out_sh + (vc0 + lane % 16) * p.out_sv;
-  const std::int64_t out_2st = 2 * p.out_st, out_4st = 4 * p.out_st;
+  const std::int64_t out_lane = b * p.out_sb + (lane / 16) * p.out_st + hv * p.out_sh + (vc0 + lane % 16) * p.out_sv;
+  const std::int64_t out_2st = 2 * p.out_st;
 
   // The chunk blocks of this sequence: consecutive, from chunk_first_block.
   const float* blk0 = p.ws + (chunk_first_block(p.has_cu, n, bos, p.n_windows) * p.HV + hv) * p.ws_blk;
@@ -77,8 +67,6 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   // buffer (a barrier ago) are ordered before the async proxy's writes by the fence.
   const auto issue = [&](int ci) {
     const int slot = ci % NB;
-    // The buffer's previous chunk (ci - NB) handed back by every warp.
-    if (ci >= NB) kd::mbar_wait(kd::smem_u32(s_empty + slot), static_cast<std::uint32_t>(((ci - NB) / NB) & 1));
     const std::uint32_t bar = kd::smem_u32(s_bar + slot);
     const float* src = blk0 + ci * blk_stride;
     float* dst = smem + slot * BUF;
@@ -103,10 +91,7 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
 
   const auto len = [&](std::int64_t t0) { return static_cast<int>(eos - t0 < C ? eos - t0 : C); };
   if (tid == 0) {
-    for (int s = 0; s < NB; ++s) {
-      kd::mbar_init(kd::smem_u32(s_bar + s), 1);
-      kd::mbar_init(kd::smem_u32(s_empty + s), kChunkWarps);
-    }
+    for (int s = 0; s < NB; ++s) kd::mbar_init(kd::smem_u32(s_bar + s), 1);
     kd::mbar_init_fence();
   }
   __syncthreads();
@@ -115,9 +100,10 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   int ci = 0;
   for (std::int64_t t0 = bos; t0 < eos; t0 += C, ++ci) {
     const int L = len(t0);
-    // The refill of the buffer the previous chunk used (issue waits until every warp handed it back).
-    if (tid == 0 && ci + NB - 1 < n_chunks) issue(ci + NB - 1);
     kd::mbar_wait(kd::smem_u32(s_bar + ci % NB), static_cast<std::uint32_t>((ci / NB) & 1));
+    // Every warp is done with the previous chunk's buffer, which the copy issued next refills.
+    __syncthreads();
+    if (tid == 0 && ci + NB - 1 < n_chunks) issue(ci + NB - 1);
     const float* bf = smem + (ci % NB) * BUF;
     const float *bW = bf + oW, *bQ = bf + oQ, *bD = bf + oD, *bA = bf + oA, *bU = bf + oU, *bDec = bf + oDec;
 
@@ -153,19 +139,15 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
     }
     if constexpr (KS > 1) {
       // Partials through shared memory, summed in slice order by every warp of the column group.
-      // Stored fragment-major ([8 fragment elements][32 lanes] a warp): the warps of a column group
-      // hold the same (token, column) at the same (element, lane), so the sums read their partners'
-      // slots at the writer's index, and neither side has a bank conflict (a [column][token] table
-      // had four-way conflicts: ncu 2026-12-05 counted 38% of shared accesses as conflict replays).
-      const auto at = [&](int nt, int e) { return (4 * nt + e) * 32 + lane; };
-      float* red = s_red + (ci & 1) * (2 * kChunkWarps * 256);
+      // [16 columns][16 tokens] of a warp's fragment pair, element e of token block nt.
+      const auto at = [&](int nt, int e) { return (g8 + 8 * (e >> 1)) * 16 + 8 * nt + 2 * t4 + (e & 1); };
       if (active) {
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            red[warp * 256 + at(nt, e)] = X[nt][e];
-            red[(kChunkWarps + warp) * 256 + at(nt, e)] = O[nt][e];
+            s_red[warp * 256 + at(nt, e)] = X[nt][e];
+            s_red[(kChunkWarps + warp) * 256 + at(nt, e)] = O[nt][e];
           }
       }
       __syncthreads();
@@ -175,11 +157,11 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int idx = at(nt, e);
-            float sx = red[vg * 256 + idx], so = red[(kChunkWarps + vg) * 256 + idx];
+            float sx = s_red[vg * 256 + idx], so = s_red[(kChunkWarps + vg) * 256 + idx];
 #pragma unroll
             for (int kk = 1; kk < KS; ++kk) {
-              sx = __fadd_rn(sx, red[(vg + kk * NVG) * 256 + idx]);
-              so = __fadd_rn(so, red[(kChunkWarps + vg + kk * NVG) * 256 + idx]);
+              sx = __fadd_rn(sx, s_red[(vg + kk * NVG) * 256 + idx]);
+              so = __fadd_rn(so, s_red[(kChunkWarps + vg + kk * NVG) * 256 + idx]);
             }
             X[nt][e] = sx;
             O[nt][e] = so;
@@ -208,21 +190,12 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
           for (int e = 0; e < 4; ++e) so[(8 * nt + 2 * t4 + (e & 1)) * PO + g8 + 8 * (e >> 1)] = O[nt][e];
         }
         __syncwarp();
-        // One base offset a chunk, one add a store; each value rounded once into out's dtype.
+        // Lane l stores column l % 16 of tokens 2u + l / 16: one base offset a chunk, one add a store.
         const std::int64_t o0 = out_lane + t0 * p.out_st;
-        if (p.out_pairs) {
-          const int m = 2 * (lane % 8);
 #pragma unroll
-          for (int u = 0; u < C * 16 / 64; ++u) {
-            const int i = 4 * u + lane / 8;
-            if (i < L) st_pair(p.out, p.out_dt, o0 + u * out_4st, so[i * PO + m], so[i * PO + m + 1]);
-          }
-        } else {
-#pragma unroll
-          for (int u = 0; u < C * 16 / 32; ++u) {
-            const int i = 2 * u + lane / 16;
-            if (i < L) st_any(p.out, p.out_dt, o0 + u * out_2st, so[i * PO + lane % 16]);
-          }
+        for (int u = 0; u < C * 16 / 32; ++u) {
+          const int i = 2 * u + lane / 16;
+          if (i < L) st_any(p.out, p.out_dt, o0 + u * out_2st, so[i * PO + lane % 16]);
         }
         __syncwarp();
       }
@@ -243,10 +216,6 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
         }
       }
     }
-    // The warp is done with this chunk's buffer: hand it back for the refill (every warp, active or
-    // not, arrives once a chunk).
-    __syncwarp();
-    if (lane == 0) kd::mbar_arrive(kd::smem_u32(s_empty + ci % NB));
   }
   if (!p.has_final || !active) return;
 #pragma unroll
@@ -258,10 +227,10 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
     }
 }
 
-template <int K, int KS, int NB>
+template <int K, int KS>
 __global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams p) {
-  if (p.simt) chunk_chain<K, KS, NB, true>(p);
-  else chunk_chain<K, KS, NB, false>(p);
+  if (p.simt) chunk_chain<K, KS, true>(p);
+  else chunk_chain<K, KS, false>(p);
 }
 
 }  // namespace kparity::kernels::kda

@@ -54,18 +54,6 @@ __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], 
   else mma_hw(d, a, b);
 }
 
-// Two consecutive elements (i, i + 1) of a float output, each rounded to nearest even into `dt` as
-// st_any rounds one, in one store (the caller proved i even-aligned for the pair: ChunkParams::out_pairs).
-__device__ __forceinline__ void st_pair(void* p, int dt, std::int64_t i, float a, float b) {
-  switch (dt) {
-    case kF16: *reinterpret_cast<__half2*>(static_cast<__half*>(p) + i) = __floats2half2_rn(a, b); break;
-    case kBF16:
-      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p) + i) = __floats2bfloat162_rn(a, b);
-      break;
-    default: *reinterpret_cast<float2*>(static_cast<float*>(p) + i) = make_float2(a, b);
-  }
-}
-
 // An accumulator fragment used as the A operand of a product over its columns (permuted order, see
 // chunk_kernel.cuh's file comment): A[g][t] = D[g][2t], A[g+8][t] = D[g+8][2t], A[g][t+4] = D[g][2t+1], ...
 __device__ __forceinline__ void acc_as_a(const float (&d)[4], std::uint32_t (&a)[4]) {

@@ -55,8 +55,6 @@ struct ChunkParams {
   int gate_in_kernel = 0, has_A_log = 0, has_dt_bias = 0;
   int has_init = 0, has_final = 0, has_cu = 0;
   int vec = 0;   // ChunkVec bits
-  int out_pairs = 0;  // out's columns contiguous and every pair (2c, 2c + 1) one aligned 2-element store
-  int buffers = 3;  // chain buffers (chunk_plan.hpp: kChunkBuffers or kChunkBuffersDeep)
   int simt = 0;  // debug: the three state products in plain fp32 FMAs instead of tensor cores
 };
 

@@ -57,12 +57,8 @@ constexpr std::int64_t chunk_blk_floats(std::int64_t K, std::int64_t VT, std::in
 constexpr std::int64_t chunk_buf_floats(std::int64_t K, std::int64_t VT) {
   return chunk_block(K, VT).shared + chunk_block(K, VT).u;
 }
-// Chain buffers: the copies of the next NB - 1 chunks are in flight while one is used. kChunkBuffers
-// is the established depth (two CTAs to an SM at K = 128); kChunkBuffersDeep trades the second CTA
-// for more bytes in flight, for grids of about one CTA an SM whose chunk copies may be latency-bound
-// (KPARITY_CHUNK_BUFFERS=6 selects it where it fits; the device runs measure which wins).
+// Chain buffers: the copies of the next kChunkBuffers - 1 chunks are in flight while one is used.
 inline constexpr int kChunkBuffers = 3;
-inline constexpr int kChunkBuffersDeep = 6;
 
 // The block of a sequence's first chunk; its chunks are consecutive blocks. Without cu_seqlens batch
 // row b's chunks start at b * n_windows. With it, sequence n (tokens bos ..) starts at bos / 16 + n:
@@ -74,18 +70,14 @@ __host__ __device__ constexpr std::int64_t chunk_first_block(bool has_cu, std::i
   return has_cu ? bos / kChunkTokens + n : n * n_windows;
 }
 
-// NB buffers, the warps' output staging [4][16][17], with K split (VT < 64) the split-K
-// partials [2 chunk parities][2][4][16][16], and two mbarriers per buffer (full, empty). K = 128:
-// VT = 64 100 KiB, VT = 32 110 KiB (two CTAs to an SM either way).
+// kChunkBuffers buffers, the warps' output staging [4][16][17], the split-K
+// partials [2][4][16][16] and one mbarrier per buffer. K = 128, VT = 64: 105 KiB.
 constexpr std::int64_t chunk_out_pitch() { return 17; }
-constexpr std::int64_t chunk_red_floats(std::int64_t VT) { return VT < 64 ? 2 * 2 * kChunkWarps * 256 : 0; }
-constexpr std::int64_t chunk_smem_floats(std::int64_t K, std::int64_t VT, int NB = kChunkBuffers) {
-  return NB * chunk_buf_floats(K, VT) + kChunkWarps * kChunkTokens * chunk_out_pitch() + chunk_red_floats(VT) +
-         4 * NB + 2;  // + mbarriers (8 bytes each, 8-byte aligned)
+constexpr std::int64_t chunk_smem_floats(std::int64_t K, std::int64_t VT) {
+  return kChunkBuffers * chunk_buf_floats(K, VT) + kChunkWarps * kChunkTokens * chunk_out_pitch() +
+         2 * kChunkWarps * 256 + 2 * kChunkBuffers + 2;  // + mbarriers (8 bytes each, 8-byte aligned)
 }
-constexpr std::int64_t chunk_smem_bytes(std::int64_t K, std::int64_t VT, int NB = kChunkBuffers) {
-  return 4 * chunk_smem_floats(K, VT, NB);
-}
+constexpr std::int64_t chunk_smem_bytes(std::int64_t K, std::int64_t VT) { return 4 * chunk_smem_floats(K, VT); }
 
 // V columns per CTA (64, 32 or 16: 16 per warp group, the warps splitting K 1, 2 or 4 ways).
 std::int64_t chunk_vtile(std::int64_t seqs_x_heads, std::int64_t K, std::int64_t V, int sms);
@@ -109,16 +101,6 @@ inline int chunk_vtile_requested() {
     const char* e = std::getenv("KPARITY_CHUNK_VTILE");
     const int t = e ? std::atoi(e) : 0;
     return (t == 16 || t == 32 || t == 64) ? t : 0;
-  }();
-  return v;
-}
-
-// KPARITY_CHUNK_BUFFERS=6 in the environment (read once): the chain's deep buffering where its shared
-// memory fits an SM (a tuning aid, as KPARITY_CHUNK_VTILE); kChunkBuffers otherwise.
-inline int chunk_buffers_requested() {
-  static const int v = [] {
-    const char* e = std::getenv("KPARITY_CHUNK_BUFFERS");
-    return e && std::atoi(e) == kChunkBuffersDeep ? kChunkBuffersDeep : kChunkBuffers;
   }();
   return v;
 }

@@ -22,8 +22,7 @@ namespace kparity::kernels::kda {
 
 // One input's rows 0 .. L-1 of a chunk (tokens t0 + i, row i `st` elements after `row0`) of one
 // head, [.., n] with channel stride `sc`, widened exactly to fp32 into dst[i * pitch + c]; rows
-// L .. 15 are zeros. `fix` marks the gate input under use_gate_in_kernel, whose real elements go
-// through the gate function.
+// L .. 15 are zeros. `fix` marks the gate input, whose real elements go through the gate function.
 // `vec`: the launcher proved every row 16-byte aligned with unit channel stride, so a lane loads 16
 // bytes a step (8 f16/bf16 or 4 fp32 values); else one element a step.
 struct StageSrc {
@@ -69,45 +68,27 @@ __device__ __forceinline__ void stage_rows(const StageSrc (&s)[NS], int L, Fix f
 #pragma unroll
     for (int k = 0; k < NS; ++k) {
       const int epv = stage_epv(s[k]), vpr = s[k].n / epv, total = kChunkTokens * vpr, dt = s[k].dt;
+      const bool wide = dt != kF16 && dt != kBF16;
 #pragma unroll
       for (int u = 0; u < kStageBatch; ++u) {
         const int j = r * kStep + u * kChunkThreads + threadIdx.x, i = j / vpr, c = (j % vpr) * epv;
         if (j >= total) continue;
         float* d = s[k].dst + i * s[k].pitch + c;
-        const uint4 w = raw[k][u];
-        // The widening, chosen once a vector (the dtype is uniform), exact in every dtype.
-        float x[8];
+        const auto put = [&](int e, std::uint32_t bits) {
+          const float x = raw_f(bits, dt);
+          d[e] = (s[k].fix && i < L) ? fix(c + e, x) : x;
+        };
         if (!s[k].vec) {
-          x[0] = raw_f(w.x, dt);
-        } else if (dt == kBF16) {
-          const std::uint32_t w4[4] = {w.x, w.y, w.z, w.w};
+          put(0, raw[k][u].x);
+        } else if (wide) {
+          put(0, raw[k][u].x); put(1, raw[k][u].y); put(2, raw[k][u].z); put(3, raw[k][u].w);
+        } else {
+          const std::uint32_t w4[4] = {raw[k][u].x, raw[k][u].y, raw[k][u].z, raw[k][u].w};
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            x[2 * e] = __uint_as_float(w4[e] << 16);
-            x[2 * e + 1] = __uint_as_float(w4[e] & 0xffff0000u);
+            put(2 * e, w4[e] & 0xffffu);
+            put(2 * e + 1, w4[e] >> 16);
           }
-        } else if (dt == kF16) {
-          const std::uint32_t w4[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w4[e]));
-            x[2 * e] = f.x;
-            x[2 * e + 1] = f.y;
-          }
-        } else {
-          x[0] = __uint_as_float(w.x); x[1] = __uint_as_float(w.y);
-          x[2] = __uint_as_float(w.z); x[3] = __uint_as_float(w.w);
-        }
-        if (s[k].fix && i < L) {
-#pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (e < epv) x[e] = fix(c + e, x[e]);
-        }
-        if (epv == 1) {
-          d[0] = x[0];
-        } else {
-          *reinterpret_cast<float4*>(d) = make_float4(x[0], x[1], x[2], x[3]);
-          if (epv == 8) *reinterpret_cast<float4*>(d + 4) = make_float4(x[4], x[5], x[6], x[7]);
         }
       }
     }
@@ -146,6 +127,7 @@ __global__ void __launch_bounds__(kChunkThreads, 4) chunk_prep_kernel(const Chun
   __syncthreads();
   // doc 3.2: the gate of a real token's element.
   const auto gate_fix = [&](int c, float g) {
+    if (!p.gate_in_kernel) return g;
     const float x = g + (dtb ? s_dtb[c] : 0.f);
     return p.has_lower_bound ? p.lower_bound * sigmoid(A_gate * x) : -A_gate * softplus(x);
   };
@@ -254,7 +236,7 @@ __global__ void __launch_bounds__(kChunkThreads, 4) chunk_prep_kernel(const Chun
       // values: the same loads and gate) into the slot of exp(ref - Gc), which this form never reads.
       __syncthreads();
       const StageSrc gin[1] = {
-          {s_R, p.g, b * p.g_sb + t0 * p.g_st + g_head, p.g_st, p.g_sk, PK, K, p.g_dt, p.vec & kVecG, p.gate_in_kernel}};
+          {s_R, p.g, b * p.g_sb + t0 * p.g_st + g_head, p.g_st, p.g_sk, PK, K, p.g_dt, p.vec & kVecG, 1}};
       stage_rows(gin, L, gate_fix);
       __syncthreads();
       for (int pi = tid; pi < C * C; pi += kChunkThreads) {
