@@ -75,6 +75,19 @@ inline void widen_strided(const std::uint16_t* p, std::int64_t stride, std::int6
   }
 }
 
+// A strided run of 16-bit floats stored: narrowed as contiguous blocks, then scattered in order (the
+// same bits and the same stores as store_at element by element, a stride of 0 included).
+inline void narrow_strided(const double* in, std::int64_t n, std::uint16_t* p, std::int64_t stride,
+                           void (*narrow)(const double*, std::int64_t, std::uint16_t*) noexcept) {
+  constexpr std::int64_t kBlock = 256;
+  std::uint16_t block[kBlock];
+  for (std::int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const std::int64_t k = n - i0 < kBlock ? n - i0 : kBlock;
+    narrow(in + i0, k, block);
+    for (std::int64_t i = 0; i < k; ++i) p[(i0 + i) * stride] = block[i];
+  }
+}
+
 // n elements from `offset` on, `stride` apart, into out[0..n).
 inline void load_run(const TensorView& v, std::int64_t offset, std::int64_t stride, std::int64_t n, double* out) {
   require_host(v);
@@ -115,10 +128,10 @@ inline void store_run(const TensorView& v, std::int64_t offset, std::int64_t str
     }
     case DType::f16:
       if (stride == 1) return narrow_f16_run(in, n, static_cast<std::uint16_t*>(v.data) + offset);
-      break;
+      return narrow_strided(in, n, static_cast<std::uint16_t*>(v.data) + offset, stride, narrow_f16_run);
     case DType::bf16:
       if (stride == 1) return narrow_bf16_run(in, n, static_cast<std::uint16_t*>(v.data) + offset);
-      break;
+      return narrow_strided(in, n, static_cast<std::uint16_t*>(v.data) + offset, stride, narrow_bf16_run);
     default:
       break;
   }
