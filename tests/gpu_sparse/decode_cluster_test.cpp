@@ -25,11 +25,6 @@ std::string label(int hg, int splits, int gather) {
   return "hg=" + std::to_string(hg) + " kv_splits=" + std::to_string(splits) + " gather=" + std::to_string(gather);
 }
 
-void expect_bounded(const Result& r, const Result& ora, const Expect& e, DType dt) {
-  EXPECT_TRUE(within(r.out, ora.out, uniform_bound(ora.out.size(), 2e-2, ora.out, 2e-2)));
-  EXPECT_TRUE(within(r.out, e.out, faithful_out_bound(e, dt)));
-  EXPECT_TRUE(within(r.lse, e.lse, faithful_lse_bound(e)));
-}
 
 // The two merges of the same partials: the weights and channel sums are the same operations in the
 // same order; only l's S terms are added in another order (<= S ulp of l apart, S <= 16), which moves
@@ -75,7 +70,7 @@ TEST(GpuSparseDecodeCluster, BoundedEqualToTheCombineKernelAndGathersBitEqual) {
                        std::to_string(H) + " " + label(hg, splits, 1));
           const Result cl = run_decode_with(c, {.tu = clustered(hg, splits, 1)});
           const Result bulk = run_decode_with(c, {.tu = clustered(hg, splits, 2)});
-          expect_bounded(cl, ora, e, c.dt);
+          expect_small_bounded(cl, ora, e, c.dt);
           EXPECT_TRUE(bits_equal(bulk.out, cl.out));
           EXPECT_TRUE(bits_equal(bulk.lse, cl.lse));
           if (splits != 0) expect_same_merge(cl, run_decode_with(c, {.tu = combined(hg, splits, 1)}));
@@ -86,20 +81,16 @@ TEST(GpuSparseDecodeCluster, BoundedEqualToTheCombineKernelAndGathersBitEqual) {
 // Partial head groups (H = 20, 40, 200), D = 264 / 320, f16, uneven and empty lists.
 TEST(GpuSparseDecodeCluster, PartialGroupsNarrowRowsF16AndEmptyLists) {
   KPARITY_REQUIRE_GPU();
-  struct Shape { DType dt; std::int64_t T, H, D, keys; };
-  const Shape shapes[] = {{DType::bf16, 3, 20, 512, 300}, {DType::f16, 4, 40, 264, 200},
-                          {DType::bf16, 2, 200, 320, 130}, {DType::f16, 1, 64, 512, 1000}};
   std::uint64_t seed = 5200;
-  for (const Shape& s : shapes) {
+  for (const OffShape& s : kOffShapes) {
     const Case c = decode_case(++seed, s.dt, s.T, s.H, s.D, s.keys);
-    SCOPED_TRACE(std::string(dtype_name(s.dt)) + " T=" + std::to_string(s.T) + " H=" + std::to_string(s.H) +
-                 " D=" + std::to_string(s.D));
+    SCOPED_TRACE(off_shape_label(s));
     const Result ora = run_decode(c, Precision::oracle);
     const Expect e = closed_form(c);
     for (int hg : {16, 32})
       for (int splits : {0, 5, 16}) {
         SCOPED_TRACE(label(hg, splits, 2));
-        expect_bounded(run_decode_with(c, {.tu = clustered(hg, splits, 2)}), ora, e, c.dt);
+        expect_small_bounded(run_decode_with(c, {.tu = clustered(hg, splits, 2)}), ora, e, c.dt);
       }
   }
 }
@@ -168,19 +159,10 @@ TEST(GpuSparseDecodeCluster, SpecialsAndMaskedSplits) {
 // decode_combine, and the merge asked of the 64-head kernels.
 TEST(GpuSparseDecodeCluster, RefusesWhatItCannotServe) {
   KPARITY_REQUIRE_GPU();
-  const auto refused = [](const Case& c, const SparseTuning& tu, const std::string& name) {
-    DecodeDev dev(c);
-    const kparity::Status s = kparity::kernels::sparse::paged_decode(dev.a, nullptr, test_launch(false), {}, tu);
-    ASSERT_FALSE(s.ok()) << name;
-    EXPECT_EQ(s.first_error()->error_class, kparity::ErrorClass::NotImplementedError) << name;
-    EXPECT_EQ(s.first_error()->argument, name);
-    const Result r = dev.download();  // nothing launched: the poison stays
-    for (double v : r.lse) EXPECT_TRUE(std::isnan(v));
-  };
   const Case c = serving_case(5600, 1, 64, 2048);
-  refused(c, clustered(16, 17, 1), "kv_splits");
-  refused(c, SparseTuning{.variant = 3, .decode_combine = 3}, "decode_combine");
-  refused(c, SparseTuning{.variant = 1, .decode_combine = 2}, "decode_combine");
+  expect_refused(c, clustered(16, 17, 1), "kv_splits");
+  expect_refused(c, SparseTuning{.variant = 3, .decode_combine = 3}, "decode_combine");
+  expect_refused(c, SparseTuning{.variant = 1, .decode_combine = 2}, "decode_combine");
 }
 
 }  // namespace

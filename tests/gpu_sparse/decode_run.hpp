@@ -148,4 +148,37 @@ inline void expect_token0_zero_rest_within(const Result& r, const Case& c, const
   }
 }
 
+// A small-T decode result against the oracle (uniform 2e-2, the split tests' bound) and the faithful
+// bounds (decode_small_test.cpp, decode_cluster_test.cpp).
+inline void expect_small_bounded(const Result& r, const Result& ora, const Expect& e, DType dt) {
+  EXPECT_TRUE(within(r.out, ora.out, uniform_bound(ora.out.size(), 2e-2, ora.out, 2e-2)));
+  EXPECT_TRUE(within(r.out, e.out, faithful_out_bound(e, dt)));
+  EXPECT_TRUE(within(r.lse, e.lse, faithful_lse_bound(e)));
+}
+
+// Off the serving shape: head counts that leave a partial head group (20, 40, 200), D = 264 and 320
+// (the small kernel pads D to 512), f16, empty and uneven lists.
+struct OffShape {
+  DType dt;
+  std::int64_t T, H, D, keys;
+};
+inline constexpr OffShape kOffShapes[] = {{DType::bf16, 3, 20, 512, 300}, {DType::f16, 4, 40, 264, 200},
+                                          {DType::bf16, 2, 200, 320, 130}, {DType::f16, 1, 64, 512, 1000}};
+inline std::string off_shape_label(const OffShape& s) {
+  return std::string(dtype_name(s.dt)) + " T=" + std::to_string(s.T) + " H=" + std::to_string(s.H) +
+         " D=" + std::to_string(s.D);
+}
+
+// A tuning paged_decode refuses before any launch: NotImplementedError naming `name`, and the
+// poisoned outputs untouched.
+inline void expect_refused(const Case& c, const SparseTuning& tu, const std::string& name) {
+  DecodeDev dev(c);
+  const kparity::Status s = kparity::kernels::sparse::paged_decode(dev.a, nullptr, test_launch(false), {}, tu);
+  ASSERT_FALSE(s.ok()) << name;
+  EXPECT_EQ(s.first_error()->error_class, kparity::ErrorClass::NotImplementedError) << name;
+  EXPECT_EQ(s.first_error()->argument, name);
+  const Result r = dev.download();
+  for (double v : r.lse) EXPECT_TRUE(std::isnan(v));
+}
+
 }  // namespace kpt

@@ -22,12 +22,6 @@ std::string label(int hg, int splits, int gather) {
   return "hg=" + std::to_string(hg) + " kv_splits=" + std::to_string(splits) + " gather=" + std::to_string(gather);
 }
 
-// One configuration against the oracle (uniform 2e-2, the split tests' bound) and the faithful bounds.
-void expect_bounded(const Result& r, const Result& ora, const Expect& e, DType dt) {
-  EXPECT_TRUE(within(r.out, ora.out, uniform_bound(ora.out.size(), 2e-2, ora.out, 2e-2)));
-  EXPECT_TRUE(within(r.out, e.out, faithful_out_bound(e, dt)));
-  EXPECT_TRUE(within(r.lse, e.lse, faithful_lse_bound(e)));
-}
 
 // Serving shapes: 512 keys (8 tiles of 64) per token, one token 37 shorter; split counts automatic,
 // single pass (the kernel finalises), 3 (uneven shares), 8 (one tile each) and 16 (half empty).
@@ -44,7 +38,7 @@ TEST(GpuSparseDecodeSmall, ServingShapesBoundedAndGathersBitEqual) {
           SCOPED_TRACE("T=" + std::to_string(T) + " H=" + std::to_string(H) + " " + label(hg, splits, 1));
           const Result cp = run_decode_with(c, {.tu = small(hg, splits, 1)});
           const Result bulk = run_decode_with(c, {.tu = small(hg, splits, 2)});
-          expect_bounded(cp, ora, e, c.dt);
+          expect_small_bounded(cp, ora, e, c.dt);
           EXPECT_TRUE(bits_equal(bulk.out, cp.out));
           EXPECT_TRUE(bits_equal(bulk.lse, cp.lse));
         }
@@ -65,7 +59,7 @@ TEST(GpuSparseDecodeSmall, FullListAutomatic) {
     SCOPED_TRACE("T=" + std::to_string(T) + " H=" + std::to_string(H));
     const Result cp = run_decode_with(c, {.tu = small(0, 0, 1)});
     const Result bulk = run_decode_with(c, {.tu = small(0, 0, 2)});
-    expect_bounded(cp, ora, e, c.dt);
+    expect_small_bounded(cp, ora, e, c.dt);
     EXPECT_TRUE(bits_equal(bulk.out, cp.out));
     if (T == 1) EXPECT_TRUE(bits_equal(run_decode_with(c, {.tu = small(0, 0, 0)}).out, cp.out));
   }
@@ -76,21 +70,17 @@ TEST(GpuSparseDecodeSmall, FullListAutomatic) {
 // uneven lists (decode_test.cpp's decode lists), with and without splits.
 TEST(GpuSparseDecodeSmall, PartialGroupsNarrowRowsF16AndEmptyLists) {
   KPARITY_REQUIRE_GPU();
-  struct Shape { DType dt; std::int64_t T, H, D, keys; };
-  const Shape shapes[] = {{DType::bf16, 3, 20, 512, 300}, {DType::f16, 4, 40, 264, 200},
-                          {DType::bf16, 2, 200, 320, 130}, {DType::f16, 1, 64, 512, 1000}};
   std::uint64_t seed = 3700;
-  for (const Shape& s : shapes) {
+  for (const OffShape& s : kOffShapes) {
     const Case c = decode_case(++seed, s.dt, s.T, s.H, s.D, s.keys);
-    SCOPED_TRACE(std::string(dtype_name(s.dt)) + " T=" + std::to_string(s.T) + " H=" + std::to_string(s.H) +
-                 " D=" + std::to_string(s.D));
+    SCOPED_TRACE(off_shape_label(s));
     const Result ora = run_decode(c, Precision::oracle);
     const Expect e = closed_form(c);
     for (int hg : {16, 32})
       for (int splits : {1, 0, 5})
         for (int gather : {1, 2}) {
           SCOPED_TRACE(label(hg, splits, gather));
-          expect_bounded(run_decode_with(c, {.tu = small(hg, splits, gather)}), ora, e, c.dt);
+          expect_small_bounded(run_decode_with(c, {.tu = small(hg, splits, gather)}), ora, e, c.dt);
         }
   }
 }
@@ -173,22 +163,13 @@ TEST(GpuSparseDecodeSmall, SpecialValuesFollowUpstreamsFinalisation) {
 // not 16-byte loadable (D = 500), a head group other than 16 / 32, an unknown gather or variant.
 TEST(GpuSparseDecodeSmall, RefusesWhatItCannotServe) {
   KPARITY_REQUIRE_GPU();
-  const auto refused = [](const Case& c, const SparseTuning& tu, const std::string& name) {
-    DecodeDev dev(c);
-    const kparity::Status s = kparity::kernels::sparse::paged_decode(dev.a, nullptr, test_launch(false), {}, tu);
-    ASSERT_FALSE(s.ok()) << name;
-    EXPECT_EQ(s.first_error()->error_class, kparity::ErrorClass::NotImplementedError) << name;
-    EXPECT_EQ(s.first_error()->argument, name);
-    const Result r = dev.download();  // nothing launched: the poison stays
-    for (double v : r.lse) EXPECT_TRUE(std::isnan(v));
-  };
   Case narrow = random_case(4100, {.dt = DType::bf16, .T = 1, .H = 16, .D = 500, .P = 64, .Ne = 0, .max_pre = 20,
                                    .max_ext = 0, .sentinel_rate = 0.0});
-  refused(narrow, small(0, 0, 0), "variant");
+  expect_refused(narrow, small(0, 0, 0), "variant");
   const Case c = serving_case(4101, 1, 16, 64);
-  refused(c, small(64, 0, 0), "head_tile");
-  refused(c, small(16, 0, 3), "decode_gather");
-  refused(c, SparseTuning{.variant = 4}, "variant");
+  expect_refused(c, small(64, 0, 0), "head_tile");
+  expect_refused(c, small(16, 0, 3), "decode_gather");
+  expect_refused(c, SparseTuning{.variant = 4}, "variant");
 }
 
 }  // namespace
