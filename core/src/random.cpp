@@ -1,5 +1,6 @@
 #include "kparity/core/random.hpp"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -61,6 +62,34 @@ __attribute__((optimize("no-tree-slp-vectorize"))) double Rng::normal() noexcept
   if (x < table_x[layer + 1]) [[likely]] return x * static_cast<double>((bucket & 1) * 2 - 1) * 1.0 + 0.0;
   s_[0] = s0, s_[1] = s1, s_[2] = s2, s_[3] = s3;
   return normal_slow();
+}
+
+// normal() n times, the generator's words in registers for the whole run (the slow path goes
+// through the object: its words stored before, reloaded after).
+__attribute__((optimize("no-tree-slp-vectorize"))) void Rng::normal_fill(double* out, std::int64_t n) noexcept {
+  const double* const table_x = boost::random::detail::normal_table<double>::table_x;
+  std::uint64_t s0 = s_[0], s1 = s_[1], s2 = s_[2], s3 = s_[3];
+  for (std::int64_t i = 0; i < n; ++i) {
+    // next_u64() on the local words.
+    const std::uint64_t u = std::rotl(s1 * 5, 7) * 9;
+    const std::uint64_t t = s1 << 17;
+    std::uint64_t n2 = s2 ^ s0, n3 = s3 ^ s1;
+    const std::uint64_t n1 = s1 ^ n2, n0 = s0 ^ n3;
+    n2 ^= t;
+    n3 = std::rotl(n3, 45);
+    const int bucket = static_cast<int>(u & 0xff), layer = bucket >> 1;
+    const double fraction = static_cast<double>((u & ~(std::uint64_t{1} << 11)) >> 8) * 0x1p-56;
+    const double x = fraction * table_x[layer];
+    if (x < table_x[layer + 1]) [[likely]] {
+      out[i] = x * static_cast<double>((bucket & 1) * 2 - 1) * 1.0 + 0.0;
+      s0 = n0, s1 = n1, s2 = n2, s3 = n3;
+      continue;
+    }
+    s_[0] = s0, s_[1] = s1, s_[2] = s2, s_[3] = s3;  // as before this draw: Boost's loop from here
+    out[i] = normal_slow();
+    s0 = s_[0], s1 = s_[1], s2 = s_[2], s3 = s_[3];
+  }
+  s_[0] = s0, s_[1] = s1, s_[2] = s2, s_[3] = s3;
 }
 
 __attribute__((noinline)) double Rng::normal_slow() noexcept {

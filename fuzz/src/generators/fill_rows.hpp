@@ -5,10 +5,12 @@
 // one dtype dispatch and the run conversions of reference/elements.hpp (the same bits as
 // TensorView::store element by element; issue 32 B: per-element stores were a tenth of a
 // kernel-sized sparse case's host time).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
 
+#include "kparity/core/random.hpp"
 #include "kparity/core/tensor_view.hpp"
 #include "kparity/reference/elements.hpp"
 
@@ -33,6 +35,23 @@ void fill_rows(const TensorView& v, Next&& next) {
       idx[d] = 0;
     }
   }
+}
+
+// fill_rows(v, [&] { return f(rng.normal()); }) with a row's draws taken at once (Rng::normal_fill:
+// the same values in the same order, one per element).
+template <class F>
+void fill_normal_rows(const TensorView& v, Rng& rng, F&& f) {
+  thread_local std::vector<double> draws;
+  draws.clear();
+  std::size_t at = 0;
+  fill_rows(v, [&] {
+    if (at == draws.size()) {
+      draws.resize(static_cast<std::size_t>(v.rank == 0 ? 1 : std::max<std::int64_t>(v.sizes[v.rank - 1], 1)));
+      rng.normal_fill(draws.data(), static_cast<std::int64_t>(draws.size()));
+      at = 0;
+    }
+    return f(draws[at++]);
+  });
 }
 
 }  // namespace kparity::fuzz

@@ -170,6 +170,7 @@ void fill_vector(const TensorView& t, std::int64_t n, Idx&& idx, const Dist& d, 
 }
 
 void fill_all(const TensorView& t, const Dist& d, Rng& rng) {
+  if (d.kind == Dist::normal) return fill_normal_rows(t, rng, [&](double x) { return d.x + d.y * x; });  // draw_value's
   fill_rows(t, [&] { return draw_value(d, rng); });
 }
 

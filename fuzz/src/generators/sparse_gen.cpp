@@ -108,14 +108,12 @@ const char* values_name(Values v) {
   return "?";
 }
 
-double draw_value(Rng& r, Values m) {
-  switch (m) {
-    case Values::ints: return static_cast<double>(r.integer(-2, 2));  // exact in bf16/f16, exact dots in fp32
-    case Values::normal: return r.normal();
-    case Values::zero: return 0.0;
-    case Values::wide: return 6.0 * r.normal();  // logits of tens: the max subtraction matters
-  }
-  return 0.0;
+// Every element of v in fill_rows' order: ints exact in bf16/f16 (exact dots in fp32), normal, zero,
+// or wide (6 normal: logits of tens, the max subtraction matters); normals a row of draws at a time.
+void fill_values(const TensorView& v, Rng& r, Values m) {
+  if (m == Values::normal) return fill_normal_rows(v, r, [](double x) { return x; });
+  if (m == Values::wide) return fill_normal_rows(v, r, [](double x) { return 6.0 * x; });
+  fill_rows(v, [&] { return m == Values::ints ? static_cast<double>(r.integer(-2, 2)) : 0.0; });
 }
 
 enum class LayoutKind { contiguous, padded, permuted, col_strided };
@@ -544,7 +542,7 @@ Call Drawer::draw() {
   Tensor q = make_tensor(dt_, {T_, H_, D_}, ql);
   {
     Rng rng(sub_seed(seed, "q"));
-    fill_rows(q.view(), [&] { return draw_value(rng, qv); });
+    fill_values(q.view(), rng, qv);
   }
   c.tensors["q"] = std::move(q);
   if (ql.kind != LayoutKind::contiguous || ql.offset) bucket("strided-q");
@@ -555,7 +553,7 @@ Call Drawer::draw() {
     const Layout l = draw_layout(true);
     Tensor rows = make_tensor(dt_, {alloc_rows[k], D_}, l);
     Rng rng(sub_seed(seed, s.rows));
-    fill_rows(rows.view(), [&] { return draw_value(rng, kvv); });
+    fill_values(rows.view(), rng, kvv);
     if (l.kind != LayoutKind::contiguous || l.offset) bucket("strided-kv");
     desc << "/" << layout_name(l);
     c.tensors[s.rows] = std::move(rows);

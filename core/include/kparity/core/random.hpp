@@ -19,6 +19,7 @@ class Rng {
   double uniform() noexcept;                         // [0, 1), 53 random bits
   double uniform(double lo, double hi) noexcept;     // [lo, hi)
   double normal() noexcept;                          // N(0, 1), ziggurat
+  void normal_fill(double* out, std::int64_t n) noexcept;  // n normal() values in order, into out
   std::int64_t integer(std::int64_t lo, std::int64_t hi_inclusive) noexcept;  // unbiased
 
  private:
