@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "../src/weighted_rows.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define KPARITY_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -52,30 +54,7 @@ KPARITY_CLONES void update_rows_unfused(std::int64_t K, std::int64_t V, const fl
 
 KPARITY_CLONES void row_dots(std::int64_t K, std::int64_t V, const float* __restrict ST, const float* __restrict x,
                              float* __restrict out) {
-  for (std::int64_t j = 0; j < V; ++j) out[j] = 0.0f;
-  // Four channels a pass over the sums (issue 32 (3): loaded and stored once per four terms), each
-  // row still adding its products in channel order.
-  std::int64_t c = 0;
-  for (; c + 4 <= K; c += 4) {
-    const float x0 = x[c], x1 = x[c + 1], x2 = x[c + 2], x3 = x[c + 3];
-    const float* __restrict row = ST + c * V;
-    for (std::int64_t j = 0; j < V; ++j) {
-      float a = out[j];
-      a = a + row[j] * x0;
-      a = a + row[V + j] * x1;
-      a = a + row[2 * V + j] * x2;
-      a = a + row[3 * V + j] * x3;
-      out[j] = a;
-    }
-  }
-  for (; c < K; ++c) {
-    const float xc = x[c];
-    const float* __restrict row = ST + c * V;
-    for (std::int64_t j = 0; j < V; ++j) {
-      const float prod = row[j] * xc;
-      out[j] = out[j] + prod;
-    }
-  }
+  reference::detail::weighted_rows(K, V, ST, V, x, out);  // each row's products in channel order from +0
 }
 
 // row_dots after the decay (pre = decay_rows's multiply) or the unfused update (update_rows_unfused's

@@ -9,64 +9,19 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../src/weighted_rows.hpp"
 #include "lane_clones.hpp"
 
 namespace kparity::reference::sparse::detail {
 
 KPARITY_CLONES void faithful_dots(std::int64_t H, std::int64_t D, std::int64_t n, const float* __restrict QT,
                                   const float* __restrict rows, float* __restrict out) {
-  for (std::int64_t j = 0; j < n; ++j) {
-    float* __restrict acc = out + j * H;
-    const float* __restrict k = rows + j * D;
-    for (std::int64_t h = 0; h < H; ++h) acc[h] = 0.0f;
-    std::int64_t d = 0;
-    for (; d + 4 <= D; d += 4) {  // four channels a pass over the sums (each lane still adds in d order)
-      const float k0 = k[d], k1 = k[d + 1], k2 = k[d + 2], k3 = k[d + 3];
-      const float* __restrict q = QT + d * H;
-      for (std::int64_t h = 0; h < H; ++h) {
-        float a = acc[h];
-        a = a + q[h] * k0;
-        a = a + q[H + h] * k1;
-        a = a + q[2 * H + h] * k2;
-        a = a + q[3 * H + h] * k3;
-        acc[h] = a;
-      }
-    }
-    for (; d < D; ++d) {
-      const float kv = k[d];
-      const float* __restrict q = QT + d * H;
-      for (std::int64_t h = 0; h < H; ++h) {
-        const float prod = q[h] * kv;
-        acc[h] = acc[h] + prod;
-      }
-    }
-  }
+  for (std::int64_t j = 0; j < n; ++j) reference::detail::weighted_rows(D, H, QT, H, rows + j * D, out + j * H);
 }
 
 KPARITY_CLONES void faithful_pv(std::int64_t D, std::int64_t n, const float* __restrict w, const float* __restrict rows,
                                 float* __restrict num) {
-  for (std::int64_t d = 0; d < D; ++d) num[d] = 0.0f;
-  std::int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {  // four keys a pass over the sums (each lane still adds in key order)
-    const float w0 = w[j], w1 = w[j + 1], w2 = w[j + 2], w3 = w[j + 3];
-    const float* __restrict v = rows + j * D;
-    for (std::int64_t d = 0; d < D; ++d) {
-      float a = num[d];
-      a = a + w0 * v[d];
-      a = a + w1 * v[D + d];
-      a = a + w2 * v[2 * D + d];
-      a = a + w3 * v[3 * D + d];
-      num[d] = a;
-    }
-  }
-  for (; j < n; ++j) {
-    const float wj = w[j];
-    const float* __restrict v = rows + j * D;
-    for (std::int64_t d = 0; d < D; ++d) {
-      const float prod = wj * v[d];
-      num[d] = num[d] + prod;
-    }
-  }
+  reference::detail::weighted_rows(n, D, rows, D, w, num);
 }
 
 KPARITY_CLONES void abs_dots(std::int64_t H, std::int64_t D, std::int64_t n, const double* __restrict QT,

@@ -112,6 +112,20 @@ __attribute__((target("avx2,fma"))) void dot2_avx2(std::size_t n, std::size_t la
   done = l;
 }
 
+// Sixteen lanes' sums (two Lanes512) back to p, s and T, and a lane's flag cleared where its magnitudes
+// left [kTiny, kHuge] or its sum is not finite: the end of each 16-lane pass of the kernels below.
+__attribute__((target("avx512f"), always_inline)) inline void store_lanes16(const Lanes512& v0, const Lanes512& v1,
+                                                                            std::size_t l, double* p, double* s,
+                                                                            double* T, unsigned char* ok) {
+  _mm512_storeu_pd(p + l, v0.p), _mm512_storeu_pd(p + l + 8, v1.p);
+  _mm512_storeu_pd(s + l, v0.s), _mm512_storeu_pd(s + l + 8, v1.s);
+  _mm512_storeu_pd(T + l, v0.T), _mm512_storeu_pd(T + l + 8, v1.T);
+  double mx[16], mn[16];
+  _mm512_storeu_pd(mx, v0.mx), _mm512_storeu_pd(mx + 8, v1.mx), _mm512_storeu_pd(mn, v0.mn), _mm512_storeu_pd(mn + 8, v1.mn);
+  for (int k = 0; k < 16; ++k)
+    if (!(mx[k] <= kHuge && mn[k] >= kTiny && std::isfinite(p[l + k]))) ok[l + k] = 0;
+}
+
 __attribute__((target("avx512f"))) void dot2_avx512(std::size_t n, std::size_t lanes, const double* A,
                                                     std::size_t lda, const std::int32_t* rows, const double* b,
                                                     double* p, double* s, double* T, unsigned char* ok,
@@ -127,13 +141,7 @@ __attribute__((target("avx512f"))) void dot2_avx512(std::size_t n, std::size_t l
       dot2_step512<true>(v0, _mm512_loadu_pd(a), bb, b[i] != 0);
       dot2_step512<true>(v1, _mm512_loadu_pd(a + 8), bb, b[i] != 0);
     }
-    _mm512_storeu_pd(p + l, v0.p), _mm512_storeu_pd(p + l + 8, v1.p);
-    _mm512_storeu_pd(s + l, v0.s), _mm512_storeu_pd(s + l + 8, v1.s);
-    _mm512_storeu_pd(T + l, v0.T), _mm512_storeu_pd(T + l + 8, v1.T);
-    double mx[16], mn[16];
-    _mm512_storeu_pd(mx, v0.mx), _mm512_storeu_pd(mx + 8, v1.mx), _mm512_storeu_pd(mn, v0.mn), _mm512_storeu_pd(mn + 8, v1.mn);
-    for (int k = 0; k < 16; ++k)
-      if (!(mx[k] <= kHuge && mn[k] >= kTiny && std::isfinite(p[l + k]))) ok[l + k] = 0;
+    store_lanes16(v0, v1, l, p, s, T, ok);
   }
   done = l;
 }
@@ -164,13 +172,7 @@ __attribute__((target("avx512f"))) void dot2_pre_avx512(std::size_t n, std::size
       dot2_step512<true>(v0, a0, bb, b[i] != 0);
       dot2_step512<true>(v1, a1, bb, b[i] != 0);
     }
-    _mm512_storeu_pd(p + l, v0.p), _mm512_storeu_pd(p + l + 8, v1.p);
-    _mm512_storeu_pd(s + l, v0.s), _mm512_storeu_pd(s + l + 8, v1.s);
-    _mm512_storeu_pd(T + l, v0.T), _mm512_storeu_pd(T + l + 8, v1.T);
-    double mx[16], mn[16];
-    _mm512_storeu_pd(mx, v0.mx), _mm512_storeu_pd(mx + 8, v1.mx), _mm512_storeu_pd(mn, v0.mn), _mm512_storeu_pd(mn + 8, v1.mn);
-    for (int k = 0; k < 16; ++k)
-      if (!(mx[k] <= kHuge && mn[k] >= kTiny && std::isfinite(p[l + k]))) ok[l + k] = 0;
+    store_lanes16(v0, v1, l, p, s, T, ok);
   }
   done = l;
 }
