@@ -11,6 +11,8 @@
 #   accuracy bench/kda_chunk_accuracy: the kernel's errors against the oracle beside fla chunk_kda's on the
 #            twelve captured calls of tests/data/fla_chunk_kda (issue 30's bar; scripts/gpu-wave.sh accuracy
 #            captures more)
+#   ncusrc   Nsight Compute's SASS source page (per-instruction stall samples) of the chain and the
+#            prep kernel, one launch each (1x8192, H = 32), as CSV, with the full sections
 #   ncu      Nsight Compute (clocks not locked): every chunk kernel's duration over the quick bench
 #            (which of the two kernels the time goes to, per shape), then the full sections of the first
 #            prep and chain launches (1x8192, H = 32)
@@ -53,6 +55,17 @@ for ph in $phases; do
       timeout 150 ncu --clock-control none -k regex:chunk --launch-count 2 --set detailed \
         --section WarpStateStats --section SchedulerStats build/bench/kda_prefill_bench --quick \
         > "$OUT/chunk-ncu.log" 2>&1
+      ;;
+    ncusrc)
+      # Where each kernel's cycles go, instruction by instruction: one launch of the chain and one of
+      # the prep (1x8192, H = 32, the bench's first shape), full sections with the SASS source page
+      # (per-instruction warp-stall samples) printed as CSV; the reports come back too.
+      for k in chunk_kernel chunk_prep_kernel; do
+        timeout 150 ncu --clock-control none -k regex:"^$k" --launch-count 1 --set full --import-source yes \
+          -o "$OUT/ncu-$k" -f build/bench/kda_prefill_bench --quick > "$OUT/chunk-ncusrc-$k.log" 2>&1
+        timeout 60 ncu -i "$OUT/ncu-$k.ncu-rep" --page source --csv --print-source sass > "$OUT/chunk-sass-$k.csv" 2>&1
+        timeout 60 ncu -i "$OUT/ncu-$k.ncu-rep" --page details > "$OUT/chunk-ncu-details-$k.txt" 2>&1
+      done
       ;;
     bench)
       timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-bench.md" 2>&1

@@ -7,6 +7,7 @@
 #   tests     every sparse GPU test (the small kernel's forced by its tests), then all of them again with
 #             KPARITY_SPARSE_SMALL_DECODE=1 (auto picks the small kernel for T * ceil(H / 64) <= SMs / 4:
 #             the established decode tests through it), and the kernel-dispatch test
+#   cluster   the in-cluster merge's tests (decode_combine 2), then memcheck and racecheck on them
 #   sanitize  compute-sanitizer memcheck (leak check) and racecheck on the small kernel's small tests
 #   bench     sglang's Triton decode (bench/peers/run_peers.py --only sparse_decode), then bench_sparse
 #             (prefill, decode at T = 1, 2, 4, 8, 64, 256 and H = 64, 128: the 64-head kernels and the
@@ -59,6 +60,20 @@ for ph in $phases; do
       timeout 60 "$BUILD/tests/test_gpu_dispatch" > "$L/dispatch.log" 2>&1
       note "### dispatch test rc $?"
       ;;
+    cluster)
+      # The in-cluster merge (SparseTuning::decode_combine 2): its tests, then memcheck and racecheck on them.
+      timeout 120 "$T" --gtest_filter='GpuSparseDecodeCluster*' > "$L/tests-cluster.log" 2>&1; rc=$?
+      note "### tests, in-cluster merge (rc $rc, $((SECONDS - t0)) s)"; verdict "$L/tests-cluster.log" | tee -a "$SUMMARY"
+      grep -B2 -A14 "Failure$" "$L/tests-cluster.log" | head -60 >> "$SUMMARY"
+      for tool in memcheck racecheck; do
+        t0=$SECONDS
+        extra=""; [ $tool = memcheck ] && extra="--leak-check full"
+        timeout 200 compute-sanitizer --tool $tool $extra --error-exitcode 9 "$T" \
+          --gtest_filter='GpuSparseDecodeCluster*' > "$L/cluster-$tool.log" 2>&1; rc=$?
+        note "### cluster $tool (rc $rc, $((SECONDS - t0)) s)"
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|^\[  (PASSED|FAILED) " "$L/cluster-$tool.log" | tail -6 | tee -a "$SUMMARY"
+      done
+      ;;
     sanitize)
       for tool in memcheck racecheck; do
         t0=$SECONDS
@@ -86,7 +101,7 @@ for ph in $phases; do
         | tee -a "$SUMMARY"
       sed -n '/^Decode cross-check/,$p' "$L/bench.log" | grep -v "e-0[3-9] (0 non-finite)\|^$" | head -40 >> "$SUMMARY"
       ;;
-    *) note "unknown phase $ph (tests, sanitize, bench)" ;;
+    *) note "unknown phase $ph (tests, cluster, sanitize, bench)" ;;
   esac
   pack
 done
