@@ -91,6 +91,7 @@ using detail::bound_pv;
 using detail::channel_stats;
 using detail::transpose_heads;
 using detail::exact_dots_split;
+using detail::same_rows;
 
 constexpr double kInflate = 1 + 0x1p-30;
 constexpr double kOverflow = FLT_MAX / 2;
@@ -140,7 +141,8 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
 
   std::vector<double> q(D), l(n_all), delta(n_all), eps(n_all), lo(n_all + 1), hi(n_all + 1), p(n_all), dp(n_all),
       ph(n_all);
-  std::vector<char> nan_column(D);
+  std::vector<double> ex_hi(n_all), ex_lo(n_all);
+  std::vector<char> nan_column(D), have_hi, have_lo;
   std::vector<double> el, eh, pre_l, pre_h, suf_l, suf_h;
   TokenKeys live_keys;
   live_keys.D = D;
@@ -155,13 +157,24 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
   RowStats rs;
   bool token_lanes = all_finite && n_all > 0 && D > 0 && lane_loops();
   bool split = false;
+  // same[j]: the first key read from key j's row with its shift flag (same_rows). Such keys have the
+  // same values, so everything computed per key from them alone is equal bit for bit: the row
+  // statistics, the exact dots and |q|.|k| sums, the logits and their errors, and every exponential
+  // of the box below (issue 32 (3): repeats are most of a kernel-sized token's keys). Computed once
+  // for the first key and copied; the sums over the keys still take every key in order.
+  std::vector<std::int64_t> same;
+  same_rows(keys, same);
   if (token_lanes) {
-    rs.compute(keys);
+    rs.compute(keys, same.data());
     QT.resize(Q.size());
     transpose_heads(H, D, Q.data(), QT.data());
     abs_all.resize(static_cast<std::size_t>(n_all * H));
-    abs_dots(H, D, n_all, QT.data(), keys.rows.data(), abs_all.data());
-    split = exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi_all, lo_all);
+    for (std::int64_t j = 0; j < n_all; ++j) {
+      double* out_j = abs_all.data() + j * H;
+      if (same[j] != j) std::copy(abs_all.data() + same[j] * H, abs_all.data() + (same[j] + 1) * H, out_j);
+      else abs_dots(H, D, 1, QT.data(), keys.rows.data() + j * D, out_j);
+    }
+    split = exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi_all, lo_all, same.data());
     av_c.resize(D), vmax_c.resize(D), vmin_c.resize(D), amax_c.resize(D);
     channel_stats(D, n_all, keys.rows.data(), av_c.data(), vmax_c.data(), vmin_c.data(), amax_c.data());
   }
@@ -206,7 +219,10 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     const TokenKeys& K = *use;
     const std::int64_t n = K.size();
     const bool lanes = token_lanes && use == &keys;
-    const int q_lsb = min_lsb_exponent(q.data(), D);
+    // A key's first key of the same row (itself off the lanes: the live keys carry no origins).
+    auto first = [&](std::int64_t j) { return lanes ? same[j] : j; };
+    int q_lsb = kNoLsb;  // taken when a dot first needs it (a zero split dot, or no split)
+    bool have_q_lsb = false;
     // 1. logits and their errors; 6. overflow of a logit.
     // The fp32 constants themselves: the kernels receive fl32(scale) and fl32(shift).
     // sigma is finite or -inf (no sink) here: -inf is no overflow.
@@ -216,6 +232,10 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     const double delta_sigma = Delta;
     double reach = std::isfinite(sigma) ? std::fabs(sigma) * (1 + 3 * u) : 0.0, v_reach = 0;
     for (std::int64_t j = 0; j < n; ++j) {
+      if (const std::int64_t g = first(j); g != j) {
+        l[j] = l[g], delta[j] = delta[g];  // every max below is unchanged by a repeat
+        continue;
+      }
       const double* row = K.rows.data() + j * D;
       const double shift = K.shifted[j] ? a.shift : 0.0;
       double A = 0;
@@ -228,6 +248,7 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       // The exact dot as the oracle takes it (the token's split sums, or short_exact_dot where it
       // certifies, else exact_sum_of_products): the same correctly rounded value.
       double s = split ? hi_all[h * n_all + j] + lo_all[h * n_all + j] : 0.0, abs_s;
+      if (s == 0 && !have_q_lsb) q_lsb = min_lsb_exponent(q.data(), D), have_q_lsb = true;
       if (s == 0 && !short_exact_dot(q.data(), q_lsb, row, lanes ? rs.lsb[j] : min_lsb_exponent(row, D), D, s, abs_s))
         s = exact_sum_of_products(D, [&](std::int64_t d) { return std::pair{q[d], row[d]}; });
       l[j] = std::fma(s, a.softmax_scale, shift);
@@ -274,6 +295,10 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     el.resize(terms), eh.resize(terms);
     pre_l.assign(terms + 1, 0.0), pre_h.assign(terms + 1, 0.0), suf_l.assign(terms + 1, 0.0), suf_h.assign(terms + 1, 0.0);
     for (std::int64_t k = 0; k < terms; ++k) {
+      if (const std::int64_t g = k < n ? first(k) : k; g != k) {
+        el[k] = el[g], eh[k] = eh[g];
+        continue;
+      }
       el[k] = std::exp(lo[k] - c_lo);
       eh[k] = std::exp(hi[k] - c_hi);
     }
@@ -281,13 +306,21 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
     for (std::int64_t k = terms - 1; k >= 0; --k) suf_l[k] = suf_l[k + 1] + el[k], suf_h[k] = suf_h[k + 1] + eh[k];
     const double safe = 1 + 4 * static_cast<double>(terms) * 0x1p-53;  // their own fp64 rounding
     double Z = has_sink ? std::exp(sigma - M) : 0.0;
-    for (std::int64_t j = 0; j < n; ++j) p[j] = std::exp(l[j] - M), Z += p[j];
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::int64_t g = first(j);
+      p[j] = g != j ? p[g] : std::exp(l[j] - M), Z += p[j];
+    }
+    // e^(c_lo - hi_j) and e^(c_hi - lo_j), taken when first needed, for the key's first key.
+    have_hi.assign(static_cast<std::size_t>(n), 0), have_lo.assign(static_cast<std::size_t>(n), 0);
     for (std::int64_t j = 0; j < n; ++j) {
       p[j] /= Z;
       const double others_lo = (pre_l[j] + suf_l[j + 1]) / safe, others_hi = (pre_h[j] + suf_h[j + 1]) * safe;
+      const std::int64_t g = first(j);
+      if (others_lo != 0 && !have_hi[g]) ex_hi[g] = std::exp(c_lo - hi[g]), have_hi[g] = 1;
+      if (others_hi != 0 && !have_lo[g]) ex_lo[g] = std::exp(c_hi - lo[g]), have_lo[g] = 1;
       // P^hi: this weight at its top, the others at their bottom; P^lo the other way round.
-      const double r_hi = others_lo == 0 ? 0.0 : others_lo * std::exp(c_lo - hi[j]);
-      const double r_lo = others_hi == 0 ? 0.0 : others_hi * std::exp(c_hi - lo[j]);
+      const double r_hi = others_lo == 0 ? 0.0 : others_lo * ex_hi[g];
+      const double r_lo = others_hi == 0 ? 0.0 : others_hi * ex_lo[g];
       const double P_hi = std::min(1.0, 1 / (1 + r_hi) * safe), P_lo = 1 / (1 + r_lo) / safe;
       ph[j] = P_hi;
       dp[j] = std::max({P_hi - p[j], p[j] - P_lo, 0.0});
