@@ -23,11 +23,7 @@ if [ ! -d build/tests ] && [ -f .gpu/bundle.tar.xz ]; then
   b=$(tar -tJf .gpu/bundle.tar.xz | head -1 | cut -d/ -f1)
   [ -n "$b" ] && [ "$b" != build ] && ln -sfn "$b" build
 fi
-if ls .deps/*.deb >/dev/null 2>&1 && [ ! -d .deps/root ]; then
-  mkdir -p .deps/root
-  for f in .deps/*.deb; do dpkg -x "$f" .deps/root; done
-fi
-[ -d .deps/root ] && export LD_LIBRARY_PATH=$ROOT/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source scripts/lib/deps-env.sh
 export BUILD=build
 { echo "## gpu-call, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' + working tree')"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null; echo; } > "$OUT/call.md"

@@ -18,11 +18,7 @@ BUILD=${BUILD:-build}
 mkdir -p "$OUT"
 export KPARITY_EXPECT_GPU=1 PYTHONUNBUFFERED=1
 [ -x "$BUILD/bench/kda_decode_bench" ] || { echo "gpu-decode: no $BUILD/bench/kda_decode_bench" >&2; exit 2; }
-if ls .deps/*.deb >/dev/null 2>&1 && [ ! -d .deps/root ]; then
-  mkdir -p .deps/root
-  for f in .deps/*.deb; do dpkg -x "$f" .deps/root; done
-fi
-[ -d .deps/root ] && export LD_LIBRARY_PATH=$ROOT/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source scripts/lib/deps-env.sh
 B=$BUILD/bench/kda_decode_bench
 for ph in ${*:-peers bench ncu}; do
   t0=$SECONDS
