@@ -68,46 +68,60 @@ __attribute__((target("avx512f"), always_inline)) inline void dot2_step512(Lanes
   }
 }
 
+// dot2_step512 on 4 lanes in AVX2 registers: the same operations (the AVX2 + FMA hosts' kernels, run
+// on two blocks a term).
+struct Lanes256 {
+  __m256d p, s, T, mx, mn;
+};
+
+__attribute__((target("avx2,fma"), always_inline)) inline void dot2_step256(Lanes256& v, __m256d a, __m256d bb,
+                                                                           bool b_nonzero) {
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  const __m256d h = _mm256_mul_pd(a, bb);
+  const __m256d r = _mm256_fmsub_pd(a, bb, h);
+  const __m256d x = _mm256_add_pd(v.p, h);
+  const __m256d z = _mm256_sub_pd(x, v.p);
+  const __m256d q = _mm256_add_pd(_mm256_sub_pd(v.p, _mm256_sub_pd(x, z)), _mm256_sub_pd(h, z));
+  v.p = x;
+  v.s = _mm256_add_pd(v.s, _mm256_add_pd(q, r));
+  v.T = _mm256_add_pd(v.T, _mm256_add_pd(_mm256_andnot_pd(sign, q), _mm256_andnot_pd(sign, r)));
+  const __m256d ah = _mm256_andnot_pd(sign, h);
+  v.mx = _mm256_max_pd(v.mx, ah);
+  if (b_nonzero) {
+    const __m256d nz = _mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_NEQ_UQ);
+    v.mn = _mm256_min_pd(v.mn, _mm256_blendv_pd(_mm256_set1_pd(INFINITY), ah, nz));
+  }
+}
+
+// Eight lanes' sums (two Lanes256) back to p, s and T, and a lane's flag cleared where its magnitudes
+// left [kTiny, kHuge] or its sum is not finite.
+__attribute__((target("avx2,fma"), always_inline)) inline void store_lanes8(const Lanes256& v0, const Lanes256& v1,
+                                                                           std::size_t l, double* p, double* s,
+                                                                           double* T, unsigned char* ok) {
+  _mm256_storeu_pd(p + l, v0.p), _mm256_storeu_pd(p + l + 4, v1.p);
+  _mm256_storeu_pd(s + l, v0.s), _mm256_storeu_pd(s + l + 4, v1.s);
+  _mm256_storeu_pd(T + l, v0.T), _mm256_storeu_pd(T + l + 4, v1.T);
+  double mx[8], mn[8];
+  _mm256_storeu_pd(mx, v0.mx), _mm256_storeu_pd(mx + 4, v1.mx), _mm256_storeu_pd(mn, v0.mn), _mm256_storeu_pd(mn + 4, v1.mn);
+  for (int k = 0; k < 8; ++k)
+    if (!(mx[k] <= kHuge && mn[k] >= kTiny && std::isfinite(p[l + k]))) ok[l + k] = 0;
+}
+
 __attribute__((target("avx2,fma"))) void dot2_avx2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda,
                                                    const std::int32_t* rows, const double* b, double* p, double* s,
                                                    double* T, unsigned char* ok, std::size_t& done) {
-  const __m256d sign = _mm256_set1_pd(-0.0), inf = _mm256_set1_pd(INFINITY), zero = _mm256_setzero_pd();
+  const __m256d inf = _mm256_set1_pd(INFINITY), zero = _mm256_setzero_pd();
   std::size_t l = 0;
   for (; l + 8 <= lanes; l += 8) {
-    __m256d p0 = _mm256_loadu_pd(p + l), p1 = _mm256_loadu_pd(p + l + 4);
-    __m256d s0 = _mm256_loadu_pd(s + l), s1 = _mm256_loadu_pd(s + l + 4);
-    __m256d T0 = _mm256_loadu_pd(T + l), T1 = _mm256_loadu_pd(T + l + 4);
-    __m256d mx0 = zero, mx1 = zero, mn0 = inf, mn1 = inf;
+    Lanes256 v0{_mm256_loadu_pd(p + l), _mm256_loadu_pd(s + l), _mm256_loadu_pd(T + l), zero, inf};
+    Lanes256 v1{_mm256_loadu_pd(p + l + 4), _mm256_loadu_pd(s + l + 4), _mm256_loadu_pd(T + l + 4), zero, inf};
     for (std::size_t i = 0; i < n; ++i) {
       const double* a = row_of(A, lda, rows, i) + l;
       const __m256d bb = _mm256_set1_pd(b[i]);
-      const __m256d a0 = _mm256_loadu_pd(a), a1 = _mm256_loadu_pd(a + 4);
-      const __m256d h0 = _mm256_mul_pd(a0, bb), h1 = _mm256_mul_pd(a1, bb);
-      const __m256d r0 = _mm256_fmsub_pd(a0, bb, h0), r1 = _mm256_fmsub_pd(a1, bb, h1);
-      const __m256d x0 = _mm256_add_pd(p0, h0), x1 = _mm256_add_pd(p1, h1);
-      const __m256d z0 = _mm256_sub_pd(x0, p0), z1 = _mm256_sub_pd(x1, p1);
-      const __m256d q0 = _mm256_add_pd(_mm256_sub_pd(p0, _mm256_sub_pd(x0, z0)), _mm256_sub_pd(h0, z0));
-      const __m256d q1 = _mm256_add_pd(_mm256_sub_pd(p1, _mm256_sub_pd(x1, z1)), _mm256_sub_pd(h1, z1));
-      p0 = x0, p1 = x1;
-      s0 = _mm256_add_pd(s0, _mm256_add_pd(q0, r0));
-      s1 = _mm256_add_pd(s1, _mm256_add_pd(q1, r1));
-      T0 = _mm256_add_pd(T0, _mm256_add_pd(_mm256_andnot_pd(sign, q0), _mm256_andnot_pd(sign, r0)));
-      T1 = _mm256_add_pd(T1, _mm256_add_pd(_mm256_andnot_pd(sign, q1), _mm256_andnot_pd(sign, r1)));
-      const __m256d ah0 = _mm256_andnot_pd(sign, h0), ah1 = _mm256_andnot_pd(sign, h1);
-      mx0 = _mm256_max_pd(mx0, ah0), mx1 = _mm256_max_pd(mx1, ah1);
-      if (b[i] != 0) {
-        const __m256d nz0 = _mm256_cmp_pd(a0, zero, _CMP_NEQ_UQ), nz1 = _mm256_cmp_pd(a1, zero, _CMP_NEQ_UQ);
-        mn0 = _mm256_min_pd(mn0, _mm256_blendv_pd(inf, ah0, nz0));
-        mn1 = _mm256_min_pd(mn1, _mm256_blendv_pd(inf, ah1, nz1));
-      }
+      dot2_step256(v0, _mm256_loadu_pd(a), bb, b[i] != 0);
+      dot2_step256(v1, _mm256_loadu_pd(a + 4), bb, b[i] != 0);
     }
-    _mm256_storeu_pd(p + l, p0), _mm256_storeu_pd(p + l + 4, p1);
-    _mm256_storeu_pd(s + l, s0), _mm256_storeu_pd(s + l + 4, s1);
-    _mm256_storeu_pd(T + l, T0), _mm256_storeu_pd(T + l + 4, T1);
-    double mx[8], mn[8];
-    _mm256_storeu_pd(mx, mx0), _mm256_storeu_pd(mx + 4, mx1), _mm256_storeu_pd(mn, mn0), _mm256_storeu_pd(mn + 4, mn1);
-    for (int k = 0; k < 8; ++k)
-      if (!(mx[k] <= kHuge && mn[k] >= kTiny && std::isfinite(p[l + k]))) ok[l + k] = 0;
+    store_lanes8(v0, v1, l, p, s, T, ok);
   }
   done = l;
 }
@@ -173,6 +187,36 @@ __attribute__((target("avx512f"))) void dot2_pre_avx512(std::size_t n, std::size
       dot2_step512<true>(v1, a1, bb, b[i] != 0);
     }
     store_lanes16(v0, v1, l, p, s, T, ok);
+  }
+  done = l;
+}
+
+// dot2_pre_avx512 in AVX2 + FMA registers, 8 lanes a block: the element updated in place (A * c[i],
+// or fma(d[l], c[i], A): one rounding, as std::fma) and then dot2_step256 on it.
+template <Pre P>
+__attribute__((target("avx2,fma"))) void dot2_pre_avx2(std::size_t n, std::size_t lanes, double* A, std::size_t lda,
+                                                       const double* c, const double* d, const double* b, double* p,
+                                                       double* s, double* T, unsigned char* ok, std::size_t& done) {
+  const __m256d inf = _mm256_set1_pd(INFINITY), zero = _mm256_setzero_pd();
+  std::size_t l = 0;
+  for (; l + 8 <= lanes; l += 8) {
+    Lanes256 v0{_mm256_loadu_pd(p + l), _mm256_loadu_pd(s + l), _mm256_loadu_pd(T + l), zero, inf};
+    Lanes256 v1{_mm256_loadu_pd(p + l + 4), _mm256_loadu_pd(s + l + 4), _mm256_loadu_pd(T + l + 4), zero, inf};
+    const __m256d d0 = P == Pre::fma ? _mm256_loadu_pd(d + l) : zero, d1 = P == Pre::fma ? _mm256_loadu_pd(d + l + 4) : zero;
+    for (std::size_t i = 0; i < n; ++i) {
+      double* a = A + i * lda + l;
+      const __m256d bb = _mm256_set1_pd(b[i]), cc = _mm256_set1_pd(c[i]);
+      __m256d a0 = _mm256_loadu_pd(a), a1 = _mm256_loadu_pd(a + 4);
+      if constexpr (P == Pre::scale) {
+        a0 = _mm256_mul_pd(a0, cc), a1 = _mm256_mul_pd(a1, cc);  // A * c[i]
+      } else {
+        a0 = _mm256_fmadd_pd(d0, cc, a0), a1 = _mm256_fmadd_pd(d1, cc, a1);  // fma(d[l], c[i], A)
+      }
+      _mm256_storeu_pd(a, a0), _mm256_storeu_pd(a + 4, a1);
+      dot2_step256(v0, a0, bb, b[i] != 0);
+      dot2_step256(v1, a1, bb, b[i] != 0);
+    }
+    store_lanes8(v0, v1, l, p, s, T, ok);
   }
   done = l;
 }
@@ -525,13 +569,17 @@ void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, co
 namespace {
 
 // The update of dot2_scaled / dot2_updated on lanes [l0, lanes), element by element, then dot2 on
-// them: the lanes the AVX-512 kernel leaves, and every lane with another kernel.
+// them: the lanes the AVX-512 or AVX2 kernel leaves, and every lane with the scalar kernel.
 template <Pre P>
 void dot2_pre(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* c, const double* d,
               const double* b, double* p, double* s, double* T, unsigned char* ok) noexcept {
   std::size_t done = 0;
 #ifdef KPARITY_LANES_X86
-  if (active().load(std::memory_order_relaxed) == kAvx512) dot2_pre_avx512<P>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+  switch (active().load(std::memory_order_relaxed)) {
+    case kAvx512: dot2_pre_avx512<P>(n, lanes, A, lda, c, d, b, p, s, T, ok, done); break;
+    case kAvx2: dot2_pre_avx2<P>(n, lanes, A, lda, c, d, b, p, s, T, ok, done); break;
+    default: break;
+  }
 #endif
   if (done == lanes) return;
   for (std::size_t i = 0; i < n; ++i) {

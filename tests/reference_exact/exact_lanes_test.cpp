@@ -216,6 +216,57 @@ TEST(ExactLanes, EveryKernelsCertificateDecidesAsTheScalarOne) {
   EXPECT_GE(kernels, 1);
 }
 
+// dot2_scaled and dot2_updated on every kernel: the same updated A (bits) and the same p, s, T and
+// range verdict as the plain loop "update every element, then dot2" on the scalar kernel, on every
+// kind of family, at lane counts with and without a vector tail.
+TEST(ExactLanes, EveryKernelsFusedUpdateMatchesTheUpdateThenDot2) {
+  std::mt19937_64 g(3232);
+  std::normal_distribution<double> N;
+  std::size_t compared = 0;
+  const int kernels = for_each_kernel([&](const char* name) {
+    for (Kind k : {Kind::random, Kind::cancelling, Kind::tiny, Kind::huge, Kind::zeros, Kind::special, Kind::short_ints})
+      for (std::size_t lanes_n : {1, 8, 13, 16, 40, 130})
+        for (std::size_t n : {0, 1, 5, 33})
+          for (bool fma_form : {false, true}) {
+            const Family f = make(k, n, lanes_n, g);
+            std::vector<double> c(n), d(lanes_n);
+            for (double& x : c) x = k == Kind::zeros && g() % 4 == 0 ? 0.0 : N(g);
+            for (double& x : d) x = k == Kind::special && g() % 8 == 0 ? INFINITY : std::ldexp(N(g), -3);
+            std::vector<double> A = f.A, want_A = f.A;
+            for (std::size_t i = 0; i < n; ++i)
+              for (std::size_t l = 0; l < lanes_n; ++l) {
+                double& a = want_A[i * f.lda + l];
+                a = fma_form ? std::fma(d[l], c[i], a) : a * c[i];
+              }
+            std::vector<double> p(lanes_n, -0.0), s(lanes_n, 0.0), T(lanes_n, 0.0);
+            std::vector<double> wp = p, ws = s, wT = T;
+            std::vector<unsigned char> ok(lanes_n, 1), wok = ok;
+            {
+              lanes::ForceKernel scalar("scalar");
+              lanes::dot2(n, lanes_n, want_A.data(), f.lda, nullptr, f.b.data(), wp.data(), ws.data(), wT.data(), wok.data());
+            }
+            if (fma_form)
+              lanes::dot2_updated(n, lanes_n, A.data(), f.lda, d.data(), c.data(), f.b.data(), p.data(), s.data(), T.data(), ok.data());
+            else
+              lanes::dot2_scaled(n, lanes_n, A.data(), f.lda, c.data(), f.b.data(), p.data(), s.data(), T.data(), ok.data());
+            const std::string what = std::string(name) + " kind " + std::to_string(static_cast<int>(k)) + " lanes " +
+                                     std::to_string(lanes_n) + " n " + std::to_string(n) + (fma_form ? " fma" : " scale");
+            for (std::size_t e = 0; e < A.size(); ++e)
+              ASSERT_TRUE(bits(A[e]) == bits(want_A[e]) || (std::isnan(A[e]) && std::isnan(want_A[e]))) << what << " element " << e;
+            for (std::size_t l = 0; l < lanes_n; ++l) {
+              ASSERT_EQ(ok[l], wok[l]) << what << " lane " << l;
+              if (!wok[l]) continue;
+              EXPECT_EQ(bits(p[l]), bits(wp[l])) << what << " lane " << l;
+              EXPECT_EQ(bits(s[l]), bits(ws[l])) << what << " lane " << l;
+              EXPECT_EQ(bits(T[l]), bits(wT[l])) << what << " lane " << l;
+              ++compared;
+            }
+          }
+  });
+  EXPECT_GE(kernels, 1);
+  EXPECT_GT(compared, 1000u);
+}
+
 // The row indirection: term i reads row rows[i] of A.
 TEST(ExactLanes, RowIndicesSelectRows) {
   std::mt19937_64 g(7);

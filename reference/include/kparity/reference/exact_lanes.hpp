@@ -36,9 +36,9 @@ void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, co
 // dot2 over the terms (A[i * lda + l], b[i]) (rows null) after updating every element in place
 // first, as the loop "for i, l: A[i * lda + l] = ..." before dot2 would: dot2_scaled with
 // A * scale[i] (one multiply), dot2_updated with fma(d[l], k[i], A) (one fused multiply-add). The
-// same updated A and the same p, s, T, ok as that loop followed by dot2; with AVX-512 an element is
-// loaded once for both (issue 32 (3): the KDA recurrence's decay with its predict, its rank-one
-// update with its readout).
+// same updated A and the same p, s, T, ok as that loop followed by dot2; with AVX-512 or AVX2 an
+// element is loaded once for both (issue 32 (3): the KDA recurrence's decay with its predict, its
+// rank-one update with its readout).
 void dot2_scaled(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* scale, const double* b,
                  double* p, double* s, double* T, unsigned char* ok) noexcept;
 void dot2_updated(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* d, const double* k,
