@@ -51,6 +51,7 @@
 #include <string>
 
 #include "../sparse/lane_clones.hpp"
+#include "bound_rows_avx2.hpp"
 #include "kda_detail.hpp"
 #include "kparity/reference/elements.hpp"
 #include "kparity/reference/error_bound.hpp"
@@ -247,8 +248,10 @@ void step_rows(const Ctx& c, std::vector<double>& ST, std::vector<double>& rho, 
   // lane still adds its terms in order i = 0, 1, ..., so the sums are the same bits; rows past the
   // last whole tile take the plain loop.
   constexpr std::size_t kTile = 16;
-  const std::size_t tiled = V - V % kTile;
-  for (std::size_t j0 = 0; j0 < tiled; j0 += kTile) {
+  static const bool avx2 = bound_rows_avx2_preferred();  // then 8-row tiles (bound_rows_avx2.hpp)
+  const std::size_t tiled = V - V % (avx2 ? 8 : kTile);
+  if (avx2) bound_sweep1_avx2(K, V, tiled, ST.data(), rh, al_, dal_, k_, ka_, 1 + u, sya, ssd, syk, res);
+  for (std::size_t j0 = 0; !avx2 && j0 < tiled; j0 += kTile) {
     double a_ya[kTile] = {}, a_sd[kTile] = {}, a_yk[kTile] = {}, a_res[kTile], rj[kTile];
     for (std::size_t l = 0; l < kTile; ++l) a_res[l] = res[j0 + l], rj[l] = rh[j0 + l];
     for (std::size_t i = 0; i < K; ++i) {
@@ -303,7 +306,8 @@ void step_rows(const Ctx& c, std::vector<double>& ST, std::vector<double>& rho, 
   // The update and the output's sums, tiled the same way (same order per lane). Whether a row stays
   // finite is a sum of sv - sv (0, or NaN from the first inf or NaN on): arithmetic the compiler
   // keeps in vector lanes, where a flag array kept the loop scalar.
-  for (std::size_t j0 = 0; j0 < tiled; j0 += kTile) {
+  if (avx2) bound_sweep2_avx2(K, V, tiled, ST.data(), rn, al_, k_, qa_, dj, ss2, sdq, fin);
+  for (std::size_t j0 = 0; !avx2 && j0 < tiled; j0 += kTile) {
     double a_s2[kTile] = {}, a_dq[kTile] = {}, a_nf[kTile] = {}, dl[kTile], rl[kTile];
     for (std::size_t l = 0; l < kTile; ++l) dl[l] = dj[j0 + l], rl[l] = rn[j0 + l];
     for (std::size_t i = 0; i < K; ++i) {
