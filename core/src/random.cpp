@@ -113,4 +113,29 @@ std::int64_t Rng::integer(std::int64_t lo, std::int64_t hi_inclusive) noexcept {
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + x % span);
 }
 
+Rng::IntRange Rng::int_range(std::int64_t lo, std::int64_t hi_inclusive) noexcept {
+  IntRange r;
+  r.lo = lo;
+  if (hi_inclusive <= lo) return r;  // span 1: always lo, no draw (as integer())
+  r.span = static_cast<std::uint64_t>(hi_inclusive) - static_cast<std::uint64_t>(lo) + 1;
+  if (r.span == 0) return r;
+  r.threshold = (0 - r.span) % r.span;
+  r.inverse = ~std::uint64_t{0} / r.span;  // floor((2^64 - 1) / span)
+  return r;
+}
+
+std::int64_t Rng::integer(const IntRange& r) noexcept {
+  if (r.span == 1) return r.lo;
+  if (r.span == 0) return static_cast<std::int64_t>(next_u64());
+  std::uint64_t x = next_u64();
+  while (x < r.threshold) x = next_u64();
+  // x mod span without a division: q = floor(x * inverse / 2^64) is floor(x / span) or one less
+  // (inverse > 2^64 / span - 1, so x * inverse / 2^64 > x / span - 1), so x - q * span is below
+  // 2 * span and one subtraction at most makes it x mod span.
+  const std::uint64_t q = static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * r.inverse) >> 64);
+  std::uint64_t m = x - q * r.span;
+  if (m >= r.span) m -= r.span;
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(r.lo) + m);
+}
+
 }  // namespace kparity

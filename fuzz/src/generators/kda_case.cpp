@@ -152,11 +152,21 @@ double draw_value(const Dist& d, Rng& rng) {
   throw std::logic_error("draw_value: two-hot vectors are filled by fill_vector");
 }
 
+// draw_value(d, rng) for a run of draws, with the integer range's divisions done once (the same
+// draws: Rng::IntRange).
+auto value_drawer(const Dist& d, Rng& rng) {
+  const Rng::IntRange r = d.kind == Dist::ints
+                              ? Rng::int_range(static_cast<std::int64_t>(d.x), static_cast<std::int64_t>(d.y))
+                              : Rng::IntRange{};
+  return [&d, &rng, r] { return d.kind == Dist::ints ? static_cast<double>(rng.integer(r)) * d.unit : draw_value(d, rng); };
+}
+
 // Fills the `n` elements at index idx(i) with one vector of `d` (two-hot: one or two +-1 entries).
 template <class Idx>
 void fill_vector(const TensorView& t, std::int64_t n, Idx&& idx, const Dist& d, Rng& rng) {
   if (d.kind != Dist::two_hot) {
-    for (std::int64_t i = 0; i < n; ++i) t.store(idx(i), draw_value(d, rng));
+    auto next = value_drawer(d, rng);
+    for (std::int64_t i = 0; i < n; ++i) t.store(idx(i), next());
     return;
   }
   for (std::int64_t i = 0; i < n; ++i) t.store(idx(i), 0.0);
@@ -171,7 +181,7 @@ void fill_vector(const TensorView& t, std::int64_t n, Idx&& idx, const Dist& d, 
 
 void fill_all(const TensorView& t, const Dist& d, Rng& rng) {
   if (d.kind == Dist::normal) return fill_normal_rows(t, rng, [&](double x) { return d.x + d.y * x; });  // draw_value's
-  fill_rows(t, [&] { return draw_value(d, rng); });
+  fill_rows(t, value_drawer(d, rng));
 }
 
 using Ix = std::vector<std::int64_t>;

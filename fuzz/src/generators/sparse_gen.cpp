@@ -113,7 +113,8 @@ const char* values_name(Values v) {
 void fill_values(const TensorView& v, Rng& r, Values m) {
   if (m == Values::normal) return fill_normal_rows(v, r, [](double x) { return x; });
   if (m == Values::wide) return fill_normal_rows(v, r, [](double x) { return 6.0 * x; });
-  fill_rows(v, [&] { return m == Values::ints ? static_cast<double>(r.integer(-2, 2)) : 0.0; });
+  const Rng::IntRange ints = Rng::int_range(-2, 2);  // the divisions once, the same draws
+  fill_rows(v, [&] { return m == Values::ints ? static_cast<double>(r.integer(ints)) : 0.0; });
 }
 
 enum class LayoutKind { contiguous, padded, permuted, col_strided };
