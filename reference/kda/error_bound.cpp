@@ -185,7 +185,7 @@ void alpha_bound(const Ctx& c, Tok& tok) {
   tok.dalpha.resize(K);
   for (std::size_t i = 0; i < K; ++i) {
     tok.alpha[i] = std::exp(tok.g[i]);
-    const double e = std::exp(tok.dg[i]);
+    const double e = tok.dg[i] == 0 ? 1.0 : std::exp(tok.dg[i]);  // exp(+-0) is exactly 1 (a given g)
     tok.dalpha[i] = e == INFINITY ? INFINITY : tok.alpha[i] * (e - 1) + tok.alpha[i] * e * c.t();
   }
 }
