@@ -3,11 +3,14 @@
 // writes a.out and (output_final_state) a.final_state. `exact`: the chunked algorithm in fp64 with no
 // rounding (the same result as the recurrence up to fp64 rounding: checks the algebra); `kernel`: fp32
 // with the kernel's rounding points and tf32 tensor-core operands (sums in index order).
+// chunks_per_step > 1: the chain walks that many 16-token chunks a step, composed (docs/
+// kda_chunk_composed.md, not yet a kernel): the same prep, then its tables and products in the same
+// rounding model.
 #include "kparity/diagnostics/contracts/kda_chunk.hpp"
 
 namespace kparity::gpu_test {
 
 enum class ChunkModel { exact, kernel };
-void chunk_model(const kparity::kda::ChunkArgs& a, ChunkModel m);
+void chunk_model(const kparity::kda::ChunkArgs& a, ChunkModel m, int chunks_per_step = 1);
 
 }  // namespace kparity::gpu_test
