@@ -16,7 +16,13 @@
 #   ncu      Nsight Compute (clocks not locked): every chunk kernel's duration over the quick bench
 #            (which of the two kernels the time goes to, per shape), then the full sections of the first
 #            prep and chain launches (1x8192, H = 32)
-# Default: all four. Logs in $OUT/chunk-*.log.
+#   forms    issue 30 step 1, the chain's spread form (KPARITY_CHUNK_FORM=spread, docs/kda_chunk_kernel.md
+#            section 5) beside the verified one: the Chunk tests under spread (tensor cores, then SIMT); the
+#            kernel's errors on the twelve captured fla calls under both forms (the JSON must be equal:
+#            the forms store the same bits); a bad KPARITY_CHUNK_FORM refused; kda_prefill_bench under
+#            each form, in turns, twice; chunk-forms-summary.log has the 1x8192 and 1x32768 rows (H = 32)
+#   formsan  compute-sanitizer memcheck and racecheck on the small kda/chunk tests under spread
+# Default: tests sanitize bench accuracy. Logs in $OUT/chunk-*.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-chunk-out}
@@ -65,6 +71,47 @@ for ph in $phases; do
           -o "$OUT/ncu-$k" -f build/bench/kda_prefill_bench --quick > "$OUT/chunk-ncusrc-$k.log" 2>&1
         timeout 60 ncu -i "$OUT/ncu-$k.ncu-rep" --page source --csv --print-source sass > "$OUT/chunk-sass-$k.csv" 2>&1
         timeout 60 ncu -i "$OUT/ncu-$k.ncu-rep" --page details > "$OUT/chunk-ncu-details-$k.txt" 2>&1
+      done
+      ;;
+    forms)
+      S=$OUT/chunk-forms-summary.log
+      KPARITY_CHUNK_FORM=spread timeout 200 $T --gtest_filter='Chunk*' 2>&1 | tail -80 > "$OUT/chunk-forms-tests-spread.log"
+      KPARITY_CHUNK_FORM=spread KPARITY_CHUNK_SIMT=1 timeout 200 $T --gtest_filter='Chunk.*' 2>&1 | tail -80 \
+        > "$OUT/chunk-forms-tests-spread-simt.log"
+      { echo "## tests under spread (mma, then SIMT)"; tail -3 "$OUT/chunk-forms-tests-spread.log" "$OUT/chunk-forms-tests-spread-simt.log"; } > "$S"
+      # nlohmann's JSON prints every error with all its digits: equal files = the same errors on all twelve calls.
+      for f in 0 spread; do
+        KPARITY_CHUNK_FORM=$f timeout 120 build/bench/kda_chunk_accuracy --impl cuda --json "$OUT/chunk-forms-accuracy-$f.json" \
+          tests/data/fla_chunk_kda > "$OUT/chunk-forms-accuracy-$f.log" 2>&1
+      done
+      if cmp -s "$OUT/chunk-forms-accuracy-0.json" "$OUT/chunk-forms-accuracy-spread.json"; then
+        echo "accuracy JSON of the two forms: identical" >> "$S"
+      else
+        echo "accuracy JSON of the two forms: DIFFERENT (or missing)" >> "$S"
+      fi
+      # Must fail, naming KPARITY_CHUNK_FORM (prepare_chunk refuses the call).
+      KPARITY_CHUNK_FORM=spreads timeout 60 $T --gtest_filter='Chunk.GateExtremes' > "$OUT/chunk-forms-bad-value.log" 2>&1
+      echo "KPARITY_CHUNK_FORM=spreads: exit $?, $(grep -c KPARITY_CHUNK_FORM "$OUT/chunk-forms-bad-value.log") lines name it" >> "$S"
+      # The whole bench (it has no shape filter) per form, A B A B; the rows that matter picked out.
+      for r in 1 2; do
+        for f in 0 spread; do
+          KPARITY_CHUNK_FORM=$f timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-forms-bench-$f-$r.md" 2>&1
+        done
+      done
+      for r in 1 2; do
+        for f in 0 spread; do
+          echo "## KPARITY_CHUNK_FORM=$f, run $r"
+          grep -E '^\| (1x8192|1x32768) \| 32 \|' "$OUT/chunk-forms-bench-$f-$r.md"
+          grep 'chunk kernel:' "$OUT/chunk-forms-bench-$f-$r.md"
+        done
+      done >> "$S"
+      cat "$S"
+      ;;
+    formsan)
+      for tool in memcheck racecheck; do
+        KPARITY_CHUNK_FORM=spread timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $T \
+          --gtest_filter='Chunk.RefusedCallWritesNothing:Chunk.GraphCaptureReplaysTheLaunch:Chunk.GateExtremes' \
+          > "$OUT/chunk-forms-$tool.log" 2>&1; echo "exit $?" >> "$OUT/chunk-forms-$tool.log"
       done
       ;;
     bench)

@@ -118,6 +118,11 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
   if (a.cu_seqlens && a.cu_seqlens->dtype != DType::i32 && a.cu_seqlens->dtype != DType::i64)
     return not_implemented(kOp, kUnsupportedId, "cu_seqlens.dtype", std::string(torch_repr(a.cu_seqlens->dtype)),
                            "torch.int32, torch.int64");
+  // The chain's form (chunk_plan.hpp): an unrecognised KPARITY_CHUNK_FORM refuses the call, naming it.
+  const ChunkFormRequest& form = chunk_form_requested();
+  if (form.form < 0)
+    return not_implemented(kOp, kUnsupportedId, "KPARITY_CHUNK_FORM", form.text,
+                           "unset or 0 (the verified chain), spread (the spread chain, docs/kda_chunk_kernel.md 5)");
   if (!chunk_kernel_built()) return not_built();
 
   put4(a.q, p.q, p.q_dt, p.q_sb, p.q_st, p.q_sh, p.q_sk);
@@ -173,6 +178,7 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
     p.vtile = vt;
   p.n_vtiles = (p.V + p.vtile - 1) / p.vtile;
   p.simt = chunk_simt_requested();
+  p.form = form.form;
   p.vec = rows_vec(a.q, kVecQ) | rows_vec(a.k, kVecK) | rows_vec(a.g, kVecG) | rows_vec(a.v, kVecV);
   p.n_windows = (p.T + kChunkTokens - 1) / kChunkTokens;
   p.ws_blk = chunk_blk_floats(p.K, p.vtile, p.n_vtiles);

@@ -1,6 +1,7 @@
 #pragma once
 // One head dim's instances of the two chunked kernels (the prep kernel, and the chain kernel once
-// per warp split KS = 1, 2, 4 that the head dim allows), launched from chunk_launch.cu's switch;
+// per warp split KS = 1, 2, 4 that the head dim allows and per form, ChunkParams::form), launched
+// from chunk_launch.cu's switch;
 // each chunk_k*.cu compiles one head dim so the instances build in parallel.
 #include "kda/chunk_kernel.cuh"
 #include "kda/chunk_prep_kernel.cuh"
@@ -18,24 +19,40 @@ cudaError_t chunk_opt_in(Kernel kernel, std::size_t bytes) {
              : cudaSuccess;
 }
 
+// The chain kernel of one form (ChunkParams::form): both forms use the same shared memory
+// (chunk_smem_bytes; the spread form's producer warp uses none but the mbarriers), the spread form
+// one warp more (chunk_chain_threads).
+template <int K, int KS, bool SPREAD>
+DispatchResult chunk_chain_go(const ChunkParams& p, const Launch& l) {
+  auto chain = chunk_kernel<K, KS, SPREAD>;
+  static const cudaError_t chain_opt = chunk_opt_in(chain, l.smem_bytes);
+  if (chain_opt != cudaSuccess) return dispatched(chain_opt);
+  chain<<<l.grid, chunk_chain_threads(SPREAD), l.smem_bytes, l.stream>>>(p);
+  return dispatched(cudaSuccess);
+}
+
 template <int K, int KS>
 DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
   if constexpr (K / KS < 8) {
     return dispatch_miss("vtile", std::to_string(p.vtile), "a tile that leaves each warp 8 channels");
   } else {
+    // Refused before anything runs (prepare_chunk has already refused any other form). K = 256 with
+    // VT = 64 (KS = 1) is never planned (chunk_vtile keeps K = 256 split, and so does the
+    // KPARITY_CHUNK_VTILE override): the spread form has no such instance (it spilled 60 bytes).
+    constexpr bool has_spread = !(K > 128 && KS == 1);
+    if ((p.form != kChunkFormVerified && p.form != kChunkFormSpread) || (p.form == kChunkFormSpread && !has_spread))
+      return dispatch_miss("form", std::to_string(p.form), has_spread ? "0 (verified), 1 (spread)" : "0 (verified) at K = 256, VT = 64");
     auto prep = chunk_prep_kernel<K>;
     static const cudaError_t prep_opt = chunk_opt_in(prep, 4 * chunk_prep_smem_floats(K, kMaxHeadDim));
     if (prep_opt != cudaSuccess) return dispatched(prep_opt);
-    auto chain = chunk_kernel<K, KS>;
-    static const cudaError_t chain_opt = chunk_opt_in(chain, l.smem_bytes);
-    if (chain_opt != cudaSuccess) return dispatched(chain_opt);
     const dim3 prep_grid(static_cast<unsigned>(p.n_windows * (p.has_cu ? 1 : p.B)), static_cast<unsigned>(p.HV));
     if (prep_grid.x > 0) {
       prep<<<prep_grid, kChunkThreads, 4 * chunk_prep_smem_floats(K, p.V), l.stream>>>(p);
       if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return dispatched(e);
     }
-    chain<<<l.grid, kChunkThreads, l.smem_bytes, l.stream>>>(p);
-    return dispatched(cudaSuccess);
+    if constexpr (has_spread)
+      if (p.form == kChunkFormSpread) return chunk_chain_go<K, KS, true>(p, l);
+    return chunk_chain_go<K, KS, false>(p, l);
   }
 }
 

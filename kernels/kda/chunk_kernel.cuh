@@ -19,15 +19,43 @@
 // loaded rows with 16-byte cp.async and their address arithmetic (13 copies a thread a chunk): on the
 // H200 that arithmetic, not memory, set its pace (ncu 2026-12-05: 1,440 instructions a warp a chunk,
 // IPC 1.2, 5 us a chunk at 1x8192, H = 32).
+//
+// Two forms, one template flag (SPREAD), chosen per launch by ChunkParams::form (KPARITY_CHUNK_FORM,
+// chunk_plan.hpp); docs/kda_chunk_kernel.md section 5:
+// - verified (SPREAD = false, the default; the form the GPU tests, memcheck and racecheck passed):
+//   4 warps; thread 0 issues the copies; with KS > 1 the ks = 0 warp of a column group alone does
+//   the A_qk products, the output staging and the out stores.
+// - spread (SPREAD = true, not yet run on a GPU): a fifth, producer warp whose lane 0 issues every
+//   copy and which does nothing else (no products, no global loads or stores, no shared memory but
+//   the barriers), so its fence.proxy.async (SASS MEMBAR.ALL.CTA, which waits for the issuing warp's
+//   own outstanding memory operations) has no out stores to wait for; and with KS > 1 the output
+//   work of a column group is spread over its warps: warp ks takes token block nt (tokens 8 nt ..
+//   8 nt + 7) where nt % KS == ks, and stages and stores those tokens itself. The SASS profile of
+//   2026-12-05 (H100) put 22% of the chain's stall samples at the per-chunk CTA barrier, the other
+//   warps waiting for the ks = 0 warps and thread 0's fence. Bits: every output element is the same
+//   mma on the same operands in the same order as in the verified form (after the split-K sum every
+//   warp of a group holds the same X and O, summed in the same slice order), so out and final_state
+//   are bit-identical between the forms and the precision model (tests/gpu_kda/chunk_model.cpp, the
+//   reference's profile) is the same.
 #include "common/bulk_copy.cuh"
 #include "kda/chunk_mma.cuh"
 #include "kda/chunk_plan.hpp"
 
 namespace kparity::kernels::kda {
 
+// The CTA barrier: __syncthreads (bar.sync, .aligned: every thread at the same instruction) in the
+// verified form; in the spread form, where the producer warp runs its own loop, barrier.sync without
+// .aligned, which PTX allows at different instructions (the same barrier 0, all threads of the CTA,
+// the same memory ordering).
+template <bool SPREAD>
+__device__ __forceinline__ void cta_sync() {
+  if constexpr (SPREAD) asm volatile("barrier.sync 0;\n" ::: "memory");
+  else __syncthreads();
+}
+
 // The chain's body; SIMT (KPARITY_CHUNK_SIMT) picks the mma emulation once per launch instead of at
-// every product.
-template <int K, int KS, bool SIMT>
+// every product; SPREAD the form (file comment).
+template <int K, int KS, bool SIMT, bool SPREAD>
 __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   using namespace chunk_dev;
   namespace kd = kernels::dev;
@@ -53,7 +81,12 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   const std::int64_t eos = p.has_cu ? ld_index(p.cu_seqlens, p.cu_dt, (n + 1) * p.cu_s0) : p.T;
   const int vg = warp % NVG, ks = warp / NVG;
   const std::int64_t vc0 = v0 + 16 * vg;  // the warp's first value column
-  const bool active = vc0 < p.V;          // V is a multiple of 16: a group is whole or absent
+  // V is a multiple of 16: a group is whole or absent. The spread form's producer warp (warp
+  // kChunkWarps) holds no columns: inactive, it only meets the barriers and issues the copies.
+  const bool active = (!SPREAD || warp < kChunkWarps) && vc0 < p.V;
+  // Token block nt's output products, staging and stores: the group's ks = 0 warp in the verified
+  // form, warp ks = nt % KS in the spread form (below: a warp with ks >= 2 owns no block).
+  const auto mine = [&](int nt) { return !SPREAD || KS == 1 || nt % KS == ks; };
   const int c0 = ks * KW;                 // the warp's first channel
   // out's offset of this lane's first element (token 0 of the sequence's row, see the store below).
   const std::int64_t out_lane = b * p.out_sb + (lane / 16) * p.out_st + hv * p.out_sh + (vc0 + lane % 16) * p.out_sv;
@@ -63,7 +96,8 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
   const float* blk0 = p.ws + (chunk_first_block(p.has_cu, n, bos, p.n_windows) * p.HV + hv) * p.ws_blk;
   const std::int64_t blk_stride = p.HV * p.ws_blk;
   const int n_chunks = static_cast<int>((eos - bos + C - 1) / C);
-  // Thread 0 issues chunk ci's two copies into buffer ci % NB. The block's earlier reads of that
+  // One thread (thread 0 in the verified form, which also stores out; the producer warp's lane 0 in
+  // the spread form) issues chunk ci's two copies into buffer ci % NB. The block's earlier reads of that
   // buffer (a barrier ago) are ordered before the async proxy's writes by the fence.
   const auto issue = [&](int ci) {
     const int slot = ci % NB;
@@ -95,15 +129,33 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
     kd::mbar_init_fence();
   }
   __syncthreads();
-  if (tid == 0)
+  if constexpr (SPREAD) {
+    // The producer warp: it meets the compute warps' barriers one for one (one a chunk, two with
+    // KS > 1; cta_sync: the non-.aligned barrier, since the two kinds of warp reach it at different
+    // instructions) and after each chunk's first barrier issues the copy that refills the buffer
+    // every warp is now done with. It waits for no copy: that its re-arming of a buffer's mbarrier
+    // follows the phase's completion is ordered by that barrier, which the compute warps reach only
+    // after waiting on the phase.
+    if (warp == kChunkWarps) {
+      if (lane == 0)
+        for (int ci = 0; ci < NB - 1 && ci < n_chunks; ++ci) issue(ci);
+      for (int ci = 0; ci < n_chunks; ++ci) {
+        cta_sync<true>();
+        if (lane == 0 && ci + NB - 1 < n_chunks) issue(ci + NB - 1);
+        if constexpr (KS > 1) cta_sync<true>();
+      }
+      return;
+    }
+  } else if (tid == 0) {
     for (int ci = 0; ci < NB - 1 && ci < n_chunks; ++ci) issue(ci);
+  }
   int ci = 0;
   for (std::int64_t t0 = bos; t0 < eos; t0 += C, ++ci) {
     const int L = len(t0);
     kd::mbar_wait(kd::smem_u32(s_bar + ci % NB), static_cast<std::uint32_t>((ci / NB) & 1));
     // Every warp is done with the previous chunk's buffer, which the copy issued next refills.
-    __syncthreads();
-    if (tid == 0 && ci + NB - 1 < n_chunks) issue(ci + NB - 1);
+    cta_sync<SPREAD>();
+    if (!SPREAD && tid == 0 && ci + NB - 1 < n_chunks) issue(ci + NB - 1);
     const float* bf = smem + (ci % NB) * BUF;
     const float *bW = bf + oW, *bQ = bf + oQ, *bD = bf + oD, *bA = bf + oA, *bU = bf + oU, *bDec = bf + oDec;
 
@@ -150,7 +202,7 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
             s_red[(kChunkWarps + warp) * 256 + at(nt, e)] = O[nt][e];
           }
       }
-      __syncthreads();
+      cta_sync<SPREAD>();
       if (active) {
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
@@ -173,12 +225,15 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
       acc_as_a(X[0], av[0]);
       acc_as_a(X[1], av[1]);
       // doc 3.10: o^T += v_new^T A_qk^T (block (0, 1) is above the diagonal: zero, skipped); the
-      // warp stages its 16 x 16 outputs and stores the chunk's real tokens, rounded once into out's
-      // dtype (rows of 16 columns).
-      if (ks == 0) {
+      // warp stages its 16 x 16 outputs (the spread form: its token blocks' rows of them) and stores
+      // the chunk's real tokens, rounded once into out's dtype (rows of 16 columns). In either form
+      // token block nt gets the same mma steps on the same operands, jb = 0 then 1: the same bits.
+      // (The test stays here, not hoisted: hoisted, it changed the verified form's SASS.)
+      if (SPREAD ? ks < 2 : ks == 0) {
         float* so = s_o + warp * C * PO;
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {
+          if (!mine(nt)) continue;
 #pragma unroll
           for (int jb = 0; jb <= nt; ++jb) {
             const int row = 8 * nt + g8, tk = 8 * jb + 2 * t4;
@@ -194,8 +249,8 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
         const std::int64_t o0 = out_lane + t0 * p.out_st;
 #pragma unroll
         for (int u = 0; u < C * 16 / 32; ++u) {
-          const int i = 2 * u + lane / 16;
-          if (i < L) st_any(p.out, p.out_dt, o0 + u * out_2st, so[i * PO + lane % 16]);
+          const int i = 2 * u + lane / 16;  // token block i / 8 = u / 4
+          if (mine(u / 4) && i < L) st_any(p.out, p.out_dt, o0 + u * out_2st, so[i * PO + lane % 16]);
         }
         __syncwarp();
       }
@@ -227,10 +282,13 @@ __device__ __forceinline__ void chunk_chain(const ChunkParams& p) {
     }
 }
 
-template <int K, int KS>
-__global__ void __launch_bounds__(kChunkThreads) chunk_kernel(const ChunkParams p) {
-  if (p.simt) chunk_chain<K, KS, true>(p);
-  else chunk_chain<K, KS, false>(p);
+// The verified form keeps its launch bounds (128 threads, no minimum: minBlocks 0 is "unset", the
+// same PTX); the spread form asks for chunk_chain_min_ctas (chunk_plan.hpp says why).
+template <int K, int KS, bool SPREAD>
+__global__ void __launch_bounds__(chunk_chain_threads(SPREAD), SPREAD ? chunk_chain_min_ctas(K, 64 / KS) : 0)
+    chunk_kernel(const ChunkParams p) {
+  if (p.simt) chunk_chain<K, KS, true, SPREAD>(p);
+  else chunk_chain<K, KS, false, SPREAD>(p);
 }
 
 }  // namespace kparity::kernels::kda

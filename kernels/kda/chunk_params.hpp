@@ -22,6 +22,14 @@ inline constexpr float kChunkSafeSpan = 64.f;
 // kernel loads it 16 bytes a lane (chunk_prep_kernel.cuh, stage_rows).
 enum ChunkVec : int { kVecQ = 1, kVecK = 2, kVecG = 4, kVecV = 8 };
 
+// The chain kernel's form (chunk_kernel.cuh, docs/kda_chunk_kernel.md section 5), chosen per launch
+// (KPARITY_CHUNK_FORM, chunk_plan.hpp): the GPU-verified form, or the spread form (a producer warp
+// issues the copies, the output work spread over a column group's warps), not yet run on a GPU.
+// Both store the same bits.
+enum ChunkForm : int { kChunkFormVerified = 0, kChunkFormSpread = 1 };
+// Threads of a chain CTA: the 4 compute warps, and the spread form's producer warp.
+constexpr int chunk_chain_threads(bool spread) { return kChunkThreads + (spread ? 32 : 0); }
+
 // beta as given, sigmoid(beta), or 2 * sigmoid(beta) (chunk_kda's allow_neg_eigval).
 enum ChunkBeta : int { kBetaAsIs = 0, kBetaSigmoid = 1, kBetaTwiceSigmoid = 2 };
 
@@ -56,6 +64,7 @@ struct ChunkParams {
   int has_init = 0, has_final = 0, has_cu = 0;
   int vec = 0;   // ChunkVec bits
   int simt = 0;  // debug: the three state products in plain fp32 FMAs instead of tensor cores
+  int form = kChunkFormVerified;  // ChunkForm of the chain kernel
 };
 
 }  // namespace kparity::kernels::kda

@@ -3,6 +3,8 @@
 // layout the kernel is compiled against, the V-tile choice, and the dispatch entry point.
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "common/dispatch_result.hpp"
 #include "kda/chunk_params.hpp"
@@ -78,6 +80,16 @@ constexpr std::int64_t chunk_smem_floats(std::int64_t K, std::int64_t VT) {
          2 * kChunkWarps * 256 + 2 * kChunkBuffers + 2;  // + mbarriers (8 bytes each, 8-byte aligned)
 }
 constexpr std::int64_t chunk_smem_bytes(std::int64_t K, std::int64_t VT) { return 4 * chunk_smem_floats(K, VT); }
+// The spread chain's minimum CTAs an SM (its __launch_bounds__; chunk_kernel.cuh): as many as its
+// shared memory allows on sm_90 (228 KiB an SM, 1 KiB reserved a CTA; K = 128: 2, K = 64: 3,
+// K = 256: 1), at most 4. ptxas then keeps the registers within what lets that many 5-warp CTAs share
+// an SM (K = 128: 168, K = 64: 128, K <= 32: 96). Left to its default for 160 threads it capped
+// K = 128, KS = 2 at 96 registers and spilled; the shared-memory count itself at K = 16 and 32 (5-6
+// CTAs) leaves 64-72 registers and spills too.
+constexpr int chunk_chain_min_ctas(std::int64_t K, std::int64_t VT) {
+  const std::int64_t by_smem = (228 * 1024) / (chunk_smem_bytes(K, VT) + 1024);
+  return static_cast<int>(by_smem < 4 ? by_smem : 4);
+}
 
 // V columns per CTA (64, 32 or 16: 16 per warp group, the warps splitting K 1, 2 or 4 ways).
 std::int64_t chunk_vtile(std::int64_t seqs_x_heads, std::int64_t K, std::int64_t V, int sms);
@@ -103,6 +115,24 @@ inline int chunk_vtile_requested() {
     return (t == 16 || t == 32 || t == 64) ? t : 0;
   }();
   return v;
+}
+
+// KPARITY_CHUNK_FORM in the environment (read once): the chain kernel's form, ChunkForm (unset or
+// "0": the verified form; "spread": the spread form), or -1 for any other value, which prepare_chunk
+// refuses (a typo must not time or test the default form under the other's name). `text` is the
+// value as given, for that refusal. An A/B aid: one build times and tests both forms.
+struct ChunkFormRequest {
+  int form = kChunkFormVerified;
+  std::string text;  // a copy: the environment may change after the read
+};
+inline const ChunkFormRequest& chunk_form_requested() {
+  static const ChunkFormRequest r = [] {
+    const char* e = std::getenv("KPARITY_CHUNK_FORM");
+    if (!e || std::strcmp(e, "0") == 0) return ChunkFormRequest{kChunkFormVerified, e ? e : ""};
+    if (std::strcmp(e, "spread") == 0) return ChunkFormRequest{kChunkFormSpread, e};
+    return ChunkFormRequest{-1, e};
+  }();
+  return r;
 }
 
 Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOptions& o, ChunkPlan& plan);
