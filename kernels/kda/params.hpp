@@ -36,6 +36,7 @@ struct PackedParams {
   DecodeInputs in;
   int norm_multiply = 0;  // bf16 state: x * (1/sqrt(n)); otherwise x / sqrt(n) (kda.md A.5)
   int early_state = 0;    // the kEarly instance of packed_decode_kernel (LaunchOptions::decode_variant 2)
+  int form = 0;           // 1: packed_decode_wide_kernel (KPARITY_PACKED_DECODE_FORM=wide; packed_decode_wide.hpp)
 };
 
 struct ReplayParams {
