@@ -7,7 +7,9 @@
 #   tests     every sparse GPU test (the small kernel's forced by its tests), then all of them again with
 #             KPARITY_SPARSE_SMALL_DECODE=1 (auto picks the small kernel for T * ceil(H / 64) <= SMs / 4:
 #             the established decode tests through it), and the kernel-dispatch test
-#   cluster   the in-cluster merge's tests (decode_combine 2), then memcheck and racecheck on them
+#   cluster   the in-cluster merge's tests (decode_combine 2), memcheck on them, then racecheck on
+#             each test in a process of its own (the largest only with CLUSTER_RACE_LARGEST=1)
+#   clusterrace  only that racecheck (the tests and memcheck passed on 2026-12-05)
 #   sanitize  compute-sanitizer memcheck (leak check) and racecheck on the small kernel's small tests
 #   bench     sglang's Triton decode (bench/peers/run_peers.py --only sparse_decode), then bench_sparse
 #             (prefill, decode at T = 1, 2, 4, 8, 64, 256 and H = 64, 128: the 64-head kernels and the
@@ -38,6 +40,34 @@ pack() { tar -czf "$OUT/gpu-sparse-logs.tar.gz" -C "$(dirname "$L")" "$(basename
 # gtest's verdict lines of a log: the totals and every failed test.
 verdict() { grep -E "^\[  (PASSED|SKIPPED) |^\[  FAILED  \] [^(]*$|tests? ran" "$1" | head -40; }
 
+# The in-cluster merge's tests under racecheck, one test a process (phases cluster and clusterrace).
+cluster_race() {
+  # racecheck one test a process, each under its own limit (CLUSTER_RACE_TIMEOUT, default 120 s) and
+  # log (cluster-racecheck-<test>.log), so a slow test cannot starve the others: on 2026-12-05 one
+  # process ran the largest test to OK in 484 s with no hazard and the other five never started.
+  # That largest test runs last and only with CLUSTER_RACE_LARGEST=1 (its own limit,
+  # CLUSTER_RACE_LARGEST_TIMEOUT, default 520 s); by default it is skipped as already passed.
+  local t limit rc t0
+  for t in PartialGroupsNarrowRowsF16AndEmptyLists NeedsNoWorkspace DeterministicAndGraphReplayable \
+           SpecialsAndMaskedSplits RefusesWhatItCannotServe BoundedEqualToTheCombineKernelAndGathersBitEqual; do
+    limit=${CLUSTER_RACE_TIMEOUT:-120}
+    if [ $t = BoundedEqualToTheCombineKernelAndGathersBitEqual ]; then
+      if [ "${CLUSTER_RACE_LARGEST:-0}" != 1 ]; then
+        note "### cluster racecheck $t: skipped (ran to OK with no hazard on 2026-12-05 in 484 s; CLUSTER_RACE_LARGEST=1 runs it)"
+        continue
+      fi
+      limit=${CLUSTER_RACE_LARGEST_TIMEOUT:-520}
+    fi
+    t0=$SECONDS
+    timeout "$limit" compute-sanitizer --tool racecheck --error-exitcode 9 "$T" \
+      --gtest_filter="GpuSparseDecodeCluster.$t" > "$L/cluster-racecheck-$t.log" 2>&1; rc=$?
+    note "### cluster racecheck $t (rc $rc$([ $rc = 124 ] && echo ": past its ${limit} s limit"), $((SECONDS - t0)) s)"
+    grep -E "RACECHECK SUMMARY|ERROR SUMMARY|^\[  (PASSED|FAILED) |^\[       OK \]" "$L/cluster-racecheck-$t.log" | tail -4 \
+      | tee -a "$SUMMARY"
+    pack
+  done
+}
+
 SMALL='GpuSparseDecodeSmall.SpecialValuesFollowUpstreamsFinalisation:GpuSparseDecodeSmall.WithoutWorkspaceRunsSinglePass:GpuSparseDecodeSmall.SpecialsAndMaskedKeysInOneSplit:GpuSparseDecodeSmall.RefusesWhatItCannotServe'
 for ph in $phases; do
   t0=$SECONDS
@@ -61,18 +91,19 @@ for ph in $phases; do
       note "### dispatch test rc $?"
       ;;
     cluster)
-      # The in-cluster merge (SparseTuning::decode_combine 2): its tests, then memcheck and racecheck on them.
+      # The in-cluster merge (SparseTuning::decode_combine 2): its tests, memcheck on them, then racecheck.
       timeout 120 "$T" --gtest_filter='GpuSparseDecodeCluster*' > "$L/tests-cluster.log" 2>&1; rc=$?
       note "### tests, in-cluster merge (rc $rc, $((SECONDS - t0)) s)"; verdict "$L/tests-cluster.log" | tee -a "$SUMMARY"
       grep -B2 -A14 "Failure$" "$L/tests-cluster.log" | head -60 >> "$SUMMARY"
-      for tool in memcheck racecheck; do
-        t0=$SECONDS
-        extra=""; [ $tool = memcheck ] && extra="--leak-check full"
-        timeout 200 compute-sanitizer --tool $tool $extra --error-exitcode 9 "$T" \
-          --gtest_filter='GpuSparseDecodeCluster*' > "$L/cluster-$tool.log" 2>&1; rc=$?
-        note "### cluster $tool (rc $rc, $((SECONDS - t0)) s)"
-        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|^\[  (PASSED|FAILED) " "$L/cluster-$tool.log" | tail -6 | tee -a "$SUMMARY"
-      done
+      t0=$SECONDS
+      timeout 200 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$T" \
+        --gtest_filter='GpuSparseDecodeCluster*' > "$L/cluster-memcheck.log" 2>&1; rc=$?
+      note "### cluster memcheck (rc $rc, $((SECONDS - t0)) s)"
+      grep -E "ERROR SUMMARY|LEAK SUMMARY|^\[  (PASSED|FAILED) " "$L/cluster-memcheck.log" | tail -6 | tee -a "$SUMMARY"
+      cluster_race
+      ;;
+    clusterrace)
+      cluster_race
       ;;
     sanitize)
       for tool in memcheck racecheck; do
@@ -101,7 +132,7 @@ for ph in $phases; do
         | tee -a "$SUMMARY"
       sed -n '/^Decode cross-check/,$p' "$L/bench.log" | grep -v "e-0[3-9] (0 non-finite)\|^$" | head -40 >> "$SUMMARY"
       ;;
-    *) note "unknown phase $ph (tests, cluster, sanitize, bench)" ;;
+    *) note "unknown phase $ph (tests, cluster, clusterrace, sanitize, bench)" ;;
   esac
   pack
 done
