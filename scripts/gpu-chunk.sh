@@ -22,6 +22,11 @@
 #            the forms store the same bits); a bad KPARITY_CHUNK_FORM refused; kda_prefill_bench under
 #            each form, in turns, twice; chunk-forms-summary.log has the 1x8192 and 1x32768 rows (H = 32)
 #   formsan  compute-sanitizer memcheck and racecheck on the small kda/chunk tests under spread
+#   prep     issue 30 step 2, the prep kernel's specialised instance (KPARITY_CHUNK_PREP=auto: bf16 q/k/v,
+#            fp32 g, vectorisable rows, V == K): the Chunk tests and the quick bench under
+#            KPARITY_CHUNK_PREP=check (both instances, their workspaces compared word for word on the
+#            device: a difference traps); the Chunk tests under auto; kda_prefill_bench under generic and
+#            auto, in turns, twice; chunk-prep-summary.log has every row's chunk ms
 # Default: tests sanitize bench accuracy. Logs in $OUT/chunk-*.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -113,6 +118,30 @@ for ph in $phases; do
           --gtest_filter='Chunk.RefusedCallWritesNothing:Chunk.GraphCaptureReplaysTheLaunch:Chunk.GateExtremes' \
           > "$OUT/chunk-forms-$tool.log" 2>&1; echo "exit $?" >> "$OUT/chunk-forms-$tool.log"
       done
+      ;;
+    prep)
+      S=$OUT/chunk-prep-summary.log
+      KPARITY_CHUNK_PREP=check timeout 200 $T --gtest_filter='Chunk*' 2>&1 | tail -80 > "$OUT/chunk-prep-tests-check.log"
+      KPARITY_CHUNK_PREP=auto timeout 200 $T --gtest_filter='Chunk*' 2>&1 | tail -80 > "$OUT/chunk-prep-tests-auto.log"
+      # Every bench call matches the specialised instance: under check each one is compared.
+      KPARITY_CHUNK_PREP=check timeout 200 build/bench/kda_prefill_bench --quick > "$OUT/chunk-prep-bench-check.md" 2>&1
+      echo "exit $?" >> "$OUT/chunk-prep-bench-check.md"
+      { echo "## tests under check, then auto; the quick bench under check (a trap names the word)"
+        tail -3 "$OUT/chunk-prep-tests-check.log" "$OUT/chunk-prep-tests-auto.log"
+        grep -iE 'differs|exit|error|fail|chunk kernel:' "$OUT/chunk-prep-bench-check.md"; } > "$S"
+      for r in 1 2; do
+        for m in generic auto; do
+          KPARITY_CHUNK_PREP=$m timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-prep-bench-$m-$r.md" 2>&1
+        done
+      done
+      for r in 1 2; do
+        for m in generic auto; do
+          echo "## KPARITY_CHUNK_PREP=$m, run $r"
+          grep -E '^\| [0-9a-z]+ \| (32|64) \|' "$OUT/chunk-prep-bench-$m-$r.md" | cut -d'|' -f2-5
+          grep 'chunk kernel:' "$OUT/chunk-prep-bench-$m-$r.md"
+        done
+      done >> "$S"
+      cat "$S"
       ;;
     bench)
       timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-bench.md" 2>&1

@@ -123,6 +123,10 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
   if (form.form < 0)
     return not_implemented(kOp, kUnsupportedId, "KPARITY_CHUNK_FORM", form.text,
                            "unset or 0 (the verified chain), spread (the spread chain, docs/kda_chunk_kernel.md 5)");
+  const ChunkPrepRequest& prep = chunk_prep_requested();
+  if (prep.mode < 0)
+    return not_implemented(kOp, kUnsupportedId, "KPARITY_CHUNK_PREP", prep.text,
+                           "unset or generic, auto, check (the prep kernel's instance, docs/kda_chunk_kernel.md 5)");
   if (!chunk_kernel_built()) return not_built();
 
   put4(a.q, p.q, p.q_dt, p.q_sb, p.q_st, p.q_sh, p.q_sk);
@@ -180,6 +184,8 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
   p.simt = chunk_simt_requested();
   p.form = form.form;
   p.vec = rows_vec(a.q, kVecQ) | rows_vec(a.k, kVecK) | rows_vec(a.g, kVecG) | rows_vec(a.v, kVecV);
+  p.prep_fast = prep.mode != kChunkPrepGeneric && chunk_prep_fast_fits(p);
+  p.prep_check = prep.mode == kChunkPrepCheck && p.prep_fast;
   p.n_windows = (p.T + kChunkTokens - 1) / kChunkTokens;
   p.ws_blk = chunk_blk_floats(p.K, p.vtile, p.n_vtiles);
   p.n_blocks = p.has_cu ? p.n_windows + p.N : p.B * p.n_windows;

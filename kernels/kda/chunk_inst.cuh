@@ -4,6 +4,7 @@
 // from chunk_launch.cu's switch;
 // each chunk_k*.cu compiles one head dim so the instances build in parallel.
 #include "kda/chunk_kernel.cuh"
+#include "kda/chunk_prep_check.cuh"
 #include "kda/chunk_prep_kernel.cuh"
 #include "common/limits.hpp"
 #include "kda/support.hpp"
@@ -31,6 +32,20 @@ DispatchResult chunk_chain_go(const ChunkParams& p, const Launch& l) {
   return dispatched(cudaSuccess);
 }
 
+// The prep kernel of one instance (FAST: the specialised one, chunk_prep_kernel.cuh) writing to ws.
+template <int K, bool FAST>
+cudaError_t chunk_prep_go(const ChunkParams& p, float* ws, cudaStream_t stream) {
+  auto prep = chunk_prep_kernel<K, FAST>;
+  static const cudaError_t prep_opt = chunk_opt_in(prep, 4 * chunk_prep_smem_floats(K, kMaxHeadDim));
+  if (prep_opt != cudaSuccess) return prep_opt;
+  const dim3 grid(static_cast<unsigned>(p.n_windows * (p.has_cu ? 1 : p.B)), static_cast<unsigned>(p.HV));
+  if (grid.x == 0) return cudaSuccess;
+  ChunkParams q = p;
+  q.ws = ws;
+  prep<<<grid, kChunkThreads, 4 * chunk_prep_smem_floats(K, p.V), stream>>>(q);
+  return cudaGetLastError();
+}
+
 template <int K, int KS>
 DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
   if constexpr (K / KS < 8) {
@@ -42,13 +57,21 @@ DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
     constexpr bool has_spread = !(K > 128 && KS == 1);
     if ((p.form != kChunkFormVerified && p.form != kChunkFormSpread) || (p.form == kChunkFormSpread && !has_spread))
       return dispatch_miss("form", std::to_string(p.form), has_spread ? "0 (verified), 1 (spread)" : "0 (verified) at K = 256, VT = 64");
-    auto prep = chunk_prep_kernel<K>;
-    static const cudaError_t prep_opt = chunk_opt_in(prep, 4 * chunk_prep_smem_floats(K, kMaxHeadDim));
-    if (prep_opt != cudaSuccess) return dispatched(prep_opt);
-    const dim3 prep_grid(static_cast<unsigned>(p.n_windows * (p.has_cu ? 1 : p.B)), static_cast<unsigned>(p.HV));
-    if (prep_grid.x > 0) {
-      prep<<<prep_grid, kChunkThreads, 4 * chunk_prep_smem_floats(K, p.V), l.stream>>>(p);
-      if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return dispatched(e);
+    // The chain reads p.ws: the specialised prep's blocks, or in check mode the generic one's (the
+    // specialised one then writes to ws_check and the two are compared).
+    if (!p.prep_fast || p.prep_check)
+      if (const cudaError_t e = chunk_prep_go<K, false>(p, p.ws, l.stream); e != cudaSuccess) return dispatched(e);
+    if (p.prep_fast) {
+      if (const cudaError_t e = chunk_prep_go<K, true>(p, p.prep_check ? p.ws_check : p.ws, l.stream); e != cudaSuccess)
+        return dispatched(e);
+    }
+    if (p.prep_check) {
+      const std::int64_t words = p.n_blocks * p.HV * p.ws_blk;
+      if (words > 0) {
+        chunk_prep_compare<<<1024, kPrepCheckThreads, 0, l.stream>>>(reinterpret_cast<const std::uint32_t*>(p.ws),
+                                                                     reinterpret_cast<const std::uint32_t*>(p.ws_check), words);
+        if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return dispatched(e);
+      }
     }
     if constexpr (has_spread)
       if (p.form == kChunkFormSpread) return chunk_chain_go<K, KS, true>(p, l);

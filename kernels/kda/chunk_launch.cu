@@ -71,13 +71,23 @@ DispatchResult launch_chunk(const ChunkParams& params, const Launch& l) {
   cudaMemPool_t pool = nullptr;
   if (cudaError_t e = chunk_pool(pool); e != cudaSuccess) return dispatched(e);
   void* ws = nullptr;
-  if (bytes > 0) {
-    if (cudaError_t e = cudaMallocFromPoolAsync(&ws, bytes, pool, l.stream); e != cudaSuccess) {
+  // KPARITY_CHUNK_PREP=check (chunk_prep_check.cuh): a second workspace for the specialised prep,
+  // both zeroed so that the pitch padding no kernel writes compares equal.
+  const std::size_t total = p.prep_check ? 2 * bytes : bytes;
+  if (total > 0) {
+    if (cudaError_t e = cudaMallocFromPoolAsync(&ws, total, pool, l.stream); e != cudaSuccess) {
       cudaGetLastError();  // an allocation failure is returned, not left sticky for the next call
       return dispatched(e);
     }
   }
   p.ws = static_cast<float*>(ws);
+  if (p.prep_check && total > 0) {
+    p.ws_check = p.ws + bytes / sizeof(float);
+    if (cudaError_t e = cudaMemsetAsync(ws, 0, total, l.stream); e != cudaSuccess) {
+      cudaFreeAsync(ws, l.stream);
+      return dispatched(e);
+    }
+  }
   DispatchResult r = launch_chunk_instance(p, l);
   // Freed in stream order after both kernels, whatever the launch returned.
   if (ws) {

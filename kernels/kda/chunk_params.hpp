@@ -30,6 +30,11 @@ enum ChunkForm : int { kChunkFormVerified = 0, kChunkFormSpread = 1 };
 // Threads of a chain CTA: the 4 compute warps, and the spread form's producer warp.
 constexpr int chunk_chain_threads(bool spread) { return kChunkThreads + (spread ? 32 : 0); }
 
+// The prep kernel's instance (chunk_prep_kernel.cuh, KPARITY_CHUNK_PREP, chunk_plan.hpp): the generic
+// one (the default), the one specialised for the common call wherever the call matches it (auto), or
+// both, their blocks compared word for word on the device (check: a debug mode, a difference traps).
+enum ChunkPrep : int { kChunkPrepGeneric = 0, kChunkPrepAuto = 1, kChunkPrepCheck = 2 };
+
 // beta as given, sigmoid(beta), or 2 * sigmoid(beta) (chunk_kda's allow_neg_eigval).
 enum ChunkBeta : int { kBetaAsIs = 0, kBetaSigmoid = 1, kBetaTwiceSigmoid = 2 };
 
@@ -65,6 +70,11 @@ struct ChunkParams {
   int vec = 0;   // ChunkVec bits
   int simt = 0;  // debug: the three state products in plain fp32 FMAs instead of tensor cores
   int form = kChunkFormVerified;  // ChunkForm of the chain kernel
+  // The prep instance for this launch: prep_fast = the specialised one (the call matches it and
+  // KPARITY_CHUNK_PREP asked for it); prep_check = also the generic one, the specialised one writing
+  // to ws_check (a second workspace of the same size, allocated by launch_chunk) for the comparison.
+  int prep_fast = 0, prep_check = 0;
+  float* ws_check = nullptr;
 };
 
 }  // namespace kparity::kernels::kda

@@ -135,6 +135,32 @@ inline const ChunkFormRequest& chunk_form_requested() {
   return r;
 }
 
+// KPARITY_CHUNK_PREP in the environment (read once): ChunkPrep (unset or "generic": the generic prep
+// kernel; "auto": the specialised one where the call matches it; "check": both, compared on the
+// device), or -1 for any other value, which prepare_chunk refuses naming it.
+struct ChunkPrepRequest {
+  int mode = kChunkPrepGeneric;
+  std::string text;
+};
+inline const ChunkPrepRequest& chunk_prep_requested() {
+  static const ChunkPrepRequest r = [] {
+    const char* e = std::getenv("KPARITY_CHUNK_PREP");
+    if (!e || std::strcmp(e, "generic") == 0) return ChunkPrepRequest{kChunkPrepGeneric, e ? e : ""};
+    if (std::strcmp(e, "auto") == 0) return ChunkPrepRequest{kChunkPrepAuto, e};
+    if (std::strcmp(e, "check") == 0) return ChunkPrepRequest{kChunkPrepCheck, e};
+    return ChunkPrepRequest{-1, e};
+  }();
+  return r;
+}
+// The call the specialised prep instance is compiled for (chunk_prep_kernel.cuh): bf16 q, k and v,
+// fp32 g, every row of the four 16-byte vectorisable (ChunkParams::vec), V == K. kda_prefill_bench's
+// calls and fla's (bench/peers/fla_prefill_shapes.py: bf16 activations, fp32 log-decay) are such.
+inline bool chunk_prep_fast_fits(const ChunkParams& p) {
+  constexpr int all = kVecQ | kVecK | kVecG | kVecV;
+  return p.q_dt == kBF16 && p.k_dt == kBF16 && p.v_dt == kBF16 && p.g_dt == kF32 && (p.vec & all) == all &&
+         p.V == p.K;
+}
+
 Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOptions& o, ChunkPlan& plan);
 // Defined in chunk_launch.cu when the kernel is built (KPARITY_CHUNK_KERNEL), else in chunk.cpp.
 DispatchResult launch_chunk(const ChunkParams& p, const Launch& l);

@@ -15,6 +15,14 @@
 // a window is a chunk of batch row b. With it, a CTA takes every chunk whose first token lies in its
 // window (chunk starts of one sequence are 16 apart, so at most one a sequence; several short
 // sequences can start in one window), found by a binary search of cu_seqlens.
+//
+// Two instances a head dim (KPARITY_CHUNK_PREP, chunk_plan.hpp; docs/kda_chunk_kernel.md section 5):
+// FAST = false, the generic one (dtype codes, vector flags and V read at run time; the default), and
+// FAST = true for the common call (chunk_prep_fast_fits: bf16 q, k and v, fp32 g, every row of the
+// four 16-byte vectorisable, V == K; the bench's and fla's prefill calls). The FAST instance is this
+// same source with those run-time values replaced by the constants the launcher proved equal to
+// them, so the compiler drops the dtype branches and divides by constants: the same loads and the
+// same arithmetic per element in the same order, the same bits (the check mode compares them).
 #include "kda/chunk_mma.cuh"
 #include "kda/chunk_plan.hpp"
 
@@ -95,11 +103,13 @@ __device__ __forceinline__ void stage_rows(const StageSrc (&s)[NS], int L, Fix f
   }
 }
 
-template <int K>
+template <int K, bool FAST>
 __global__ void __launch_bounds__(kChunkThreads, 4) chunk_prep_kernel(const ChunkParams p) {
   using namespace chunk_dev;
   constexpr int C = kChunkTokens, PK = chunk_pitch(K), PA = chunk_pitch(C);
-  const int V = static_cast<int>(p.V), PV = static_cast<int>(chunk_pitch(p.V));
+  // The run-time facts FAST fixes (file comment): V here, the dtypes and vector flags where the inputs
+  // are staged (written there, not hoisted here: hoisted, they changed the generic instance's SASS).
+  const int V = FAST ? K : static_cast<int>(p.V), PV = FAST ? PK : static_cast<int>(chunk_pitch(p.V));
   extern __shared__ __align__(16) float smem[];
   // Carved as chunk_prep_smem_floats (chunk_plan.hpp) sizes them.
   float* s_q = smem;          // [C][PK] q_s (doc 3.4)
@@ -140,10 +150,14 @@ __global__ void __launch_bounds__(kChunkThreads, 4) chunk_prep_kernel(const Chun
     // --- doc 3.1-3.3: loads ---
     {
       const StageSrc in[4] = {
-          {s_q, p.q, b * p.q_sb + t0 * p.q_st + h * p.q_sh, p.q_st, p.q_sk, PK, K, p.q_dt, p.vec & kVecQ, 0},
-          {s_k, p.k, b * p.k_sb + t0 * p.k_st + h * p.k_sh, p.k_st, p.k_sk, PK, K, p.k_dt, p.vec & kVecK, 0},
-          {s_G, p.g, b * p.g_sb + t0 * p.g_st + g_head, p.g_st, p.g_sk, PK, K, p.g_dt, p.vec & kVecG, 1},
-          {s_v, p.v, b * p.v_sb + t0 * p.v_st + hv * p.v_sh, p.v_st, p.v_sv, PV, V, p.v_dt, p.vec & kVecV, 0}};
+          {s_q, p.q, b * p.q_sb + t0 * p.q_st + h * p.q_sh, p.q_st, p.q_sk, PK, K, FAST ? kBF16 : p.q_dt,
+           FAST ? kVecQ : p.vec & kVecQ, 0},
+          {s_k, p.k, b * p.k_sb + t0 * p.k_st + h * p.k_sh, p.k_st, p.k_sk, PK, K, FAST ? kBF16 : p.k_dt,
+           FAST ? kVecK : p.vec & kVecK, 0},
+          {s_G, p.g, b * p.g_sb + t0 * p.g_st + g_head, p.g_st, p.g_sk, PK, K, FAST ? kF32 : p.g_dt,
+           FAST ? kVecG : p.vec & kVecG, 1},
+          {s_v, p.v, b * p.v_sb + t0 * p.v_st + hv * p.v_sh, p.v_st, p.v_sv, PV, V, FAST ? kBF16 : p.v_dt,
+           FAST ? kVecV : p.vec & kVecV, 0}};
       stage_rows(in, L, gate_fix);
     }
     if (tid < C) {
@@ -236,7 +250,8 @@ __global__ void __launch_bounds__(kChunkThreads, 4) chunk_prep_kernel(const Chun
       // values: the same loads and gate) into the slot of exp(ref - Gc), which this form never reads.
       __syncthreads();
       const StageSrc gin[1] = {
-          {s_R, p.g, b * p.g_sb + t0 * p.g_st + g_head, p.g_st, p.g_sk, PK, K, p.g_dt, p.vec & kVecG, 1}};
+          {s_R, p.g, b * p.g_sb + t0 * p.g_st + g_head, p.g_st, p.g_sk, PK, K, FAST ? kF32 : p.g_dt,
+           FAST ? kVecG : p.vec & kVecG, 1}};
       stage_rows(gin, L, gate_fix);
       __syncthreads();
       for (int pi = tid; pi < C * C; pi += kChunkThreads) {
