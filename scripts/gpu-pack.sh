@@ -6,6 +6,12 @@
 # for the whole working tree, and a full tree's GPU binaries are about 90 MiB stripped.
 #
 #   scripts/gpu-pack.sh [BUILD]      BUILD defaults to build (configured with -DKPARITY_CUDA=ON)
+#   ONLY="tests/test_gpu_kda bench/kda_prefill_bench" scripts/gpu-pack.sh BUILD
+#                                    the light bundle: those binaries alone (stripped), no static
+#                                    libraries, ctest or package files, no sources; what gpu-call.sh's
+#                                    chunk, decode and sparse phases need. On 2026-12-05 the full bundle
+#                                    was 73 MB, over the carry limit with .deps and the tree; the light
+#                                    one of the six phase binaries 33 MB (kda_chunk_accuracy alone adds 15).
 #
 # Writes .gpu/bundle.tar.xz and .gpu/src.tar.xz (HEAD's sources; git-ignored); carry `.gpu` and `.deps` (scripts/gpu-wave.sh unpacks both).
 # The ctest files hold this checkout's absolute paths: gpu-wave.sh links them to the device's copy.
@@ -18,6 +24,18 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 dst=$stage/$BUILD
 mkdir -p "$dst"
+if [ -n "${ONLY:-}" ]; then
+  for f in $ONLY; do
+    [ -e "$BUILD/$f" ] || { echo "gpu-pack: missing $BUILD/$f" >&2; exit 2; }
+    (cd "$BUILD" && cp --parents "$f" "$dst")
+    strip --strip-unneeded "$dst/$f" 2>/dev/null || true
+  done
+  mkdir -p .gpu
+  rm -f .gpu/src.tar.xz
+  tar -C "$stage" -cf - "$BUILD" | xz -T2 -4 > .gpu/bundle.tar.xz
+  echo "gpu-pack: light .gpu/bundle.tar.xz $(du -h .gpu/bundle.tar.xz | cut -f1) from $BUILD at $(git rev-parse --short HEAD)"
+  exit 0
+fi
 # ctest's files (every directory's, so that the top-level CTestTestfile includes resolve) and the
 # CMake package files of the build tree.
 (cd "$BUILD" && find . \( -name CTestTestfile.cmake -o -name '*_tests.cmake' -o -name '*_include.cmake' \
