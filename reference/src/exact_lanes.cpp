@@ -46,8 +46,9 @@ std::atomic<int>& active() {
 
 // detail::certify (exact_sum.cpp) without branches, lane by lane: the same operations on the same
 // values (no fused multiply-add: this file builds with -ffp-contract=off), so the same verdicts and
-// results. In explicit intrinsics: GCC's vector extensions for this loop left its comparisons and
-// 64-bit integer steps scalar (vpinsrq/setae per lane; it was 20-40% of the oracle's time at the
+// results. Its vector forms (certify_avx512, certify_avx2 in lanes_avx512.cpp, lanes_avx2.cpp) are in
+// explicit intrinsics: GCC's vector extensions for this loop left its comparisons and 64-bit integer
+// steps scalar (vpinsrq/setae per lane; it was 20-40% of the oracle's time at the
 // kernel-sized shapes, perf, bench/results/oracle_2026-12-02.md "Second pass").
 void certify_scalar(std::size_t l0, std::size_t lanes, const double* p, const double* s, const double* T,
                     const unsigned char* ok, double c, double extra, double* result, unsigned char* decided) {
