@@ -16,6 +16,8 @@ namespace kparity::kernels::kda {
 namespace {
 constexpr std::string_view kOp = kparity::kda::kChunkOp;
 constexpr std::string_view kUnsupportedId = kparity::ids::kda_chunk_kernel_unsupported;
+using kernels::detail::env_choice;
+using kernels::detail::EnvChoice;
 using kernels::detail::not_implemented;
 
 // [a, b, c, d] strides of a 4-D view.
@@ -118,13 +120,16 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
   if (a.cu_seqlens && a.cu_seqlens->dtype != DType::i32 && a.cu_seqlens->dtype != DType::i64)
     return not_implemented(kOp, kUnsupportedId, "cu_seqlens.dtype", std::string(torch_repr(a.cu_seqlens->dtype)),
                            "torch.int32, torch.int64");
-  // The chain's form (chunk_plan.hpp): an unrecognised KPARITY_CHUNK_FORM refuses the call, naming it.
-  const ChunkFormRequest& form = chunk_form_requested();
-  if (form.form < 0)
+  // The chain's form (ChunkForm) and the prep instance (ChunkPrep), from the environment (an A/B aid:
+  // one build times and tests both); an unrecognised value refuses the call, naming it.
+  static const EnvChoice form = env_choice("KPARITY_CHUNK_FORM", kChunkFormVerified,
+                                           {{"0", kChunkFormVerified}, {"spread", kChunkFormSpread}});
+  if (form.value < 0)
     return not_implemented(kOp, kUnsupportedId, "KPARITY_CHUNK_FORM", form.text,
                            "unset or 0 (the verified chain), spread (the spread chain, docs/kda_chunk_kernel.md 5)");
-  const ChunkPrepRequest& prep = chunk_prep_requested();
-  if (prep.mode < 0)
+  static const EnvChoice prep = env_choice("KPARITY_CHUNK_PREP", kChunkPrepGeneric,
+                                           {{"generic", kChunkPrepGeneric}, {"auto", kChunkPrepAuto}, {"check", kChunkPrepCheck}});
+  if (prep.value < 0)
     return not_implemented(kOp, kUnsupportedId, "KPARITY_CHUNK_PREP", prep.text,
                            "unset or generic, auto, check (the prep kernel's instance, docs/kda_chunk_kernel.md 5)");
   if (!chunk_kernel_built()) return not_built();
@@ -182,10 +187,10 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
     p.vtile = vt;
   p.n_vtiles = (p.V + p.vtile - 1) / p.vtile;
   p.simt = chunk_simt_requested();
-  p.form = form.form;
+  p.form = form.value;
   p.vec = rows_vec(a.q, kVecQ) | rows_vec(a.k, kVecK) | rows_vec(a.g, kVecG) | rows_vec(a.v, kVecV);
-  p.prep_fast = prep.mode != kChunkPrepGeneric && chunk_prep_fast_fits(p);
-  p.prep_check = prep.mode == kChunkPrepCheck && p.prep_fast;
+  p.prep_fast = prep.value != kChunkPrepGeneric && chunk_prep_fast_fits(p);
+  p.prep_check = prep.value == kChunkPrepCheck && p.prep_fast;
   p.n_windows = (p.T + kChunkTokens - 1) / kChunkTokens;
   p.ws_blk = chunk_blk_floats(p.K, p.vtile, p.n_vtiles);
   p.n_blocks = p.has_cu ? p.n_windows + p.N : p.B * p.n_windows;

@@ -21,7 +21,7 @@
 // IPC 1.2, 5 us a chunk at 1x8192, H = 32).
 //
 // Two forms, one template flag (SPREAD), chosen per launch by ChunkParams::form (KPARITY_CHUNK_FORM,
-// chunk_plan.hpp); docs/kda_chunk_kernel.md section 5:
+// read in chunk.cpp); docs/kda_chunk_kernel.md section 5:
 // - verified (SPREAD = false, the default; the form the GPU tests, memcheck and racecheck passed):
 //   4 warps; thread 0 issues the copies; with KS > 1 the ks = 0 warp of a column group alone does
 //   the A_qk products, the output staging and the out stores.

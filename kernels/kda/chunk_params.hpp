@@ -23,14 +23,14 @@ inline constexpr float kChunkSafeSpan = 64.f;
 enum ChunkVec : int { kVecQ = 1, kVecK = 2, kVecG = 4, kVecV = 8 };
 
 // The chain kernel's form (chunk_kernel.cuh, docs/kda_chunk_kernel.md section 5), chosen per launch
-// (KPARITY_CHUNK_FORM, chunk_plan.hpp): the GPU-verified form, or the spread form (a producer warp
+// (KPARITY_CHUNK_FORM, read in chunk.cpp): the GPU-verified form, or the spread form (a producer warp
 // issues the copies, the output work spread over a column group's warps), not yet run on a GPU.
 // Both store the same bits.
 enum ChunkForm : int { kChunkFormVerified = 0, kChunkFormSpread = 1 };
 // Threads of a chain CTA: the 4 compute warps, and the spread form's producer warp.
 constexpr int chunk_chain_threads(bool spread) { return kChunkThreads + (spread ? 32 : 0); }
 
-// The prep kernel's instance (chunk_prep_kernel.cuh, KPARITY_CHUNK_PREP, chunk_plan.hpp): the generic
+// The prep kernel's instance (chunk_prep_kernel.cuh, KPARITY_CHUNK_PREP, read in chunk.cpp): the generic
 // one (the default), the one specialised for the common call wherever the call matches it (auto), or
 // both, their blocks compared word for word on the device (check: a debug mode, a difference traps).
 enum ChunkPrep : int { kChunkPrepGeneric = 0, kChunkPrepAuto = 1, kChunkPrepCheck = 2 };

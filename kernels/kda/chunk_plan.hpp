@@ -3,8 +3,6 @@
 // layout the kernel is compiled against, the V-tile choice, and the dispatch entry point.
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
-#include <string>
 
 #include "common/dispatch_result.hpp"
 #include "kda/chunk_params.hpp"
@@ -117,41 +115,6 @@ inline int chunk_vtile_requested() {
   return v;
 }
 
-// KPARITY_CHUNK_FORM in the environment (read once): the chain kernel's form, ChunkForm (unset or
-// "0": the verified form; "spread": the spread form), or -1 for any other value, which prepare_chunk
-// refuses (a typo must not time or test the default form under the other's name). `text` is the
-// value as given, for that refusal. An A/B aid: one build times and tests both forms.
-struct ChunkFormRequest {
-  int form = kChunkFormVerified;
-  std::string text;  // a copy: the environment may change after the read
-};
-inline const ChunkFormRequest& chunk_form_requested() {
-  static const ChunkFormRequest r = [] {
-    const char* e = std::getenv("KPARITY_CHUNK_FORM");
-    if (!e || std::strcmp(e, "0") == 0) return ChunkFormRequest{kChunkFormVerified, e ? e : ""};
-    if (std::strcmp(e, "spread") == 0) return ChunkFormRequest{kChunkFormSpread, e};
-    return ChunkFormRequest{-1, e};
-  }();
-  return r;
-}
-
-// KPARITY_CHUNK_PREP in the environment (read once): ChunkPrep (unset or "generic": the generic prep
-// kernel; "auto": the specialised one where the call matches it; "check": both, compared on the
-// device), or -1 for any other value, which prepare_chunk refuses naming it.
-struct ChunkPrepRequest {
-  int mode = kChunkPrepGeneric;
-  std::string text;
-};
-inline const ChunkPrepRequest& chunk_prep_requested() {
-  static const ChunkPrepRequest r = [] {
-    const char* e = std::getenv("KPARITY_CHUNK_PREP");
-    if (!e || std::strcmp(e, "generic") == 0) return ChunkPrepRequest{kChunkPrepGeneric, e ? e : ""};
-    if (std::strcmp(e, "auto") == 0) return ChunkPrepRequest{kChunkPrepAuto, e};
-    if (std::strcmp(e, "check") == 0) return ChunkPrepRequest{kChunkPrepCheck, e};
-    return ChunkPrepRequest{-1, e};
-  }();
-  return r;
-}
 // The call the specialised prep instance is compiled for (chunk_prep_kernel.cuh): bf16 q, k and v,
 // fp32 g, every row of the four 16-byte vectorisable (ChunkParams::vec), V == K. kda_prefill_bench's
 // calls and fla's (bench/peers/fla_prefill_shapes.py: bf16 activations, fp32 log-decay) are such.

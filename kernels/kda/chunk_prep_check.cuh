@@ -1,5 +1,5 @@
 #pragma once
-// KPARITY_CHUNK_PREP=check (chunk_plan.hpp), a debug mode for the specialised prep instance: the
+// KPARITY_CHUNK_PREP=check (read in chunk.cpp), a debug mode for the specialised prep instance: the
 // generic and the specialised prep kernels write the same call's operand blocks to two workspaces,
 // both zeroed first (so the pitch padding neither writes compares equal), and this kernel compares
 // them word for word. The specialised instance claims the same bits (chunk_prep_kernel.cuh); a

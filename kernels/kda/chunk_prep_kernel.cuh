@@ -16,7 +16,7 @@
 // window (chunk starts of one sequence are 16 apart, so at most one a sequence; several short
 // sequences can start in one window), found by a binary search of cu_seqlens.
 //
-// Two instances a head dim (KPARITY_CHUNK_PREP, chunk_plan.hpp; docs/kda_chunk_kernel.md section 5):
+// Two instances a head dim (KPARITY_CHUNK_PREP, read in chunk.cpp; docs/kda_chunk_kernel.md section 5):
 // FAST = false, the generic one (dtype codes, vector flags and V read at run time; the default), and
 // FAST = true for the common call (chunk_prep_fast_fits: bf16 q, k and v, fp32 g, every row of the
 // four 16-byte vectorisable, V == K; the bench's and fla's prefill calls). The FAST instance is this

@@ -30,10 +30,10 @@ struct FormRequest {
 const FormRequest& form_requested() {
   static const FormRequest r = [] {
     FormRequest f;
-    const char* e = std::getenv("KPARITY_PACKED_DECODE_FORM");
-    const std::string form = e ? e : "";
-    if (form == "wide") f.form = kPackedFormWide;
-    else if (!form.empty() && form != "0") { f.form = -1; f.bad_name = "KPARITY_PACKED_DECODE_FORM"; f.bad_text = form; }
+    const kernels::detail::EnvChoice form = kernels::detail::env_choice(
+        "KPARITY_PACKED_DECODE_FORM", kPackedFormVerified, {{"", kPackedFormVerified}, {"0", kPackedFormVerified}, {"wide", kPackedFormWide}});
+    f.form = form.value;
+    if (f.form < 0) f.bad_name = "KPARITY_PACKED_DECODE_FORM", f.bad_text = form.text;
     if (const char* v = std::getenv("KPARITY_PACKED_DECODE_WIDE_VT"); v && *v && f.form >= 0) {
       char* end = nullptr;
       const long long n = std::strtoll(v, &end, 10);

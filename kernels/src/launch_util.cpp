@@ -85,6 +85,14 @@ Status deep_only(std::vector<Diagnostic> diags) {
   return s;
 }
 
+EnvChoice env_choice(const char* name, int unset, std::initializer_list<std::pair<std::string_view, int>> choices) {
+  const char* e = std::getenv(name);
+  if (!e) return EnvChoice{unset, ""};
+  for (const auto& [text, value] : choices)
+    if (text == e) return EnvChoice{value, e};
+  return EnvChoice{-1, e};
+}
+
 #ifndef KPARITY_DECODE_FAST_DEFAULT
 #define KPARITY_DECODE_FAST_DEFAULT 0
 #endif

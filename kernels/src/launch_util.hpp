@@ -5,9 +5,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/dispatch_result.hpp"
@@ -27,6 +29,17 @@ Status not_implemented(std::string_view op, std::string_view id, std::string nam
 
 // Multiprocessor count of the current device, read once per device (no per-call driver query).
 int sm_count();
+
+// A launcher's run-time form switch (KPARITY_CHUNK_FORM, KPARITY_CHUNK_PREP,
+// KPARITY_PACKED_DECODE_FORM): the variable unset gives `unset`, a value listed in `choices` its
+// number, any other value -1, which the launcher refuses naming the variable and `text` (a typo must
+// not time or test the default form under another form's name). The caller keeps the result in a
+// function-local static: read once a process, not a getenv a call.
+struct EnvChoice {
+  int value = 0;
+  std::string text;  // the value as given (a copy: the environment may change after the read)
+};
+EnvChoice env_choice(const char* name, int unset, std::initializer_list<std::pair<std::string_view, int>> choices);
 
 // LaunchOptions::decode_variant resolved: true for the small-batch decode paths (2, or 0 in a build
 // with KPARITY_DECODE_FAST=ON), false for the established launches (1, or 0 otherwise).
