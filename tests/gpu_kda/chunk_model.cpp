@@ -203,24 +203,8 @@ void add_token_mix(std::int64_t V, const std::vector<R>& M, bool lower, R sign, 
     }
 }
 
-// One chunk a chain step (the kernel today, doc 3.9-3.11).
-template <class R>
-void chain_one(const Seq<R>& s, std::int64_t t0, const Block<R>& blk, std::vector<R>& S) {
-  using O = Ops<R>;
-  const std::int64_t K = s.d.K, V = s.d.V;
-  std::vector<R> vn, y;
-  state_products(K, V, S, blk.u, blk.w, blk.qg, vn, y);
-  add_token_mix(V, blk.aqk, true, R(1), vn, y);
-  store_out(s, t0, blk.L, y);
-  for (std::int64_t c = 0; c < K; ++c)
-    for (std::int64_t col = 0; col < V; ++col) {
-      R x = S[c * V + col] * blk.decay[c];
-      for (int j = 0; j < C; ++j) x += O::op(vn[j * V + col]) * blk.kd[j * K + c];
-      S[c * V + col] = x;
-    }
-}
-
-// m chunks a chain step, composed (docs/kda_chunk_composed.md). With S0 the state before the
+// m chunks a chain step, composed (docs/kda_chunk_composed.md); m = 1 is the kernel today (doc
+// 3.9-3.11: every table below is then the chunk's own operand). With S0 the state before the
 // step, D_b = Diag(decay of chunk b), D(a, b) = D_{a+1} ... D_{b-1} (empty: I):
 //   v_b = u_b - (w_b D(-1, b)) S0 - sum_{a<b} M_ba v_a,    M_ba = (w_b D(a, b)) Kd_a^T
 //   o_b = (Qg_b D(-1, b)) S0 + sum_{a<b} N_ba v_a + Aqk_b v_b,    N_ba = (Qg_b D(a, b)) Kd_a^T
@@ -314,8 +298,7 @@ void run(const kparity::kda::ChunkArgs& a, int per_step) {
       for (std::int64_t t0 = bos; t0 < eos;) {
         std::vector<Block<R>> bl;
         for (int b = 0; b < per_step && t0 + b * C < eos; ++b) bl.push_back(prep_block(s, t0 + b * C, eos));
-        if (bl.size() == 1) chain_one(s, t0, bl[0], S);
-        else chain_many(s, t0, bl, S);
+        chain_many(s, t0, bl, S);
         t0 += static_cast<std::int64_t>(bl.size()) * C;
       }
       if (a.output_final_state && a.final_state)
