@@ -32,7 +32,7 @@ if [ -n "${ONLY:-}" ]; then
   done
   mkdir -p .gpu
   rm -f .gpu/src.tar.xz
-  tar -C "$stage" -cf - "$BUILD" | xz -T2 -4 > .gpu/bundle.tar.xz
+  tar -C "$stage" -cf - "$BUILD" | xz -T2 ${XZ_LEVEL:--4} > .gpu/bundle.tar.xz
   echo "gpu-pack: light .gpu/bundle.tar.xz $(du -h .gpu/bundle.tar.xz | cut -f1) from $BUILD at $(git rev-parse --short HEAD)"
   exit 0
 fi
