@@ -50,30 +50,36 @@ cudaError_t chunk_prep_go(const ChunkParams& p, float* ws, cudaStream_t stream) 
   return cudaGetLastError();
 }
 
+// The prep of every form: the generic instance, the specialised one, or in check mode both (the
+// specialised one into ws_check) and the word-for-word comparison. The chain reads p.ws.
+template <int K>
+cudaError_t chunk_prep_all(const ChunkParams& p, cudaStream_t stream) {
+  if (!p.prep_fast || p.prep_check)
+    if (const cudaError_t e = chunk_prep_go<K, false>(p, p.ws, stream); e != cudaSuccess) return e;
+  if (p.prep_fast) {
+    if (const cudaError_t e = chunk_prep_go<K, true>(p, p.prep_check ? p.ws_check : p.ws, stream); e != cudaSuccess)
+      return e;
+  }
+  if (p.prep_check) {
+    const std::int64_t words = p.n_blocks * p.HV * p.ws_blk;
+    if (words > 0) {
+      chunk_prep_compare<<<1024, kPrepCheckThreads, 0, stream>>>(reinterpret_cast<const std::uint32_t*>(p.ws),
+                                                                   reinterpret_cast<const std::uint32_t*>(p.ws_check), words);
+      if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+  }
+  return cudaSuccess;
+}
+
 #ifdef KPARITY_CHUNK_COMPOSED
 // The composed form (docs/kda_chunk_composed.md section 5): the prep kernel (operands unrounded under
-// this form), the compose kernel (the group tables, in place), the composed chain. The prep's
-// instance choice and check mode are chunk_go's, repeated here so that chunk_go is untouched in a
-// build without KPARITY_CHUNK_COMPOSED.
+// this form), the compose kernel (the group tables, in place), the composed chain.
 template <int K, int KS>
 DispatchResult chunk_composed_go(const ChunkParams& p, const Launch& l) {
   if constexpr (!chunk_composed_fits(K, 64 / KS)) {
     return dispatch_miss("K", std::to_string(K), "K <= 128 under KPARITY_CHUNK_FORM=composed");
   } else {
-    if (!p.prep_fast || p.prep_check)
-      if (const cudaError_t e = chunk_prep_go<K, false>(p, p.ws, l.stream); e != cudaSuccess) return dispatched(e);
-    if (p.prep_fast) {
-      if (const cudaError_t e = chunk_prep_go<K, true>(p, p.prep_check ? p.ws_check : p.ws, l.stream); e != cudaSuccess)
-        return dispatched(e);
-    }
-    if (p.prep_check) {
-      const std::int64_t words = p.n_blocks * p.HV * p.ws_blk;
-      if (words > 0) {
-        chunk_prep_compare<<<1024, kPrepCheckThreads, 0, l.stream>>>(reinterpret_cast<const std::uint32_t*>(p.ws),
-                                                                     reinterpret_cast<const std::uint32_t*>(p.ws_check), words);
-        if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return dispatched(e);
-      }
-    }
+    if (const cudaError_t e = chunk_prep_all<K>(p, l.stream); e != cudaSuccess) return dispatched(e);
     // One CTA per 64-token window (with cu_seqlens: of the packed axis) and value head.
     auto compose = chunk_compose_kernel<K>;
     constexpr std::size_t compose_bytes = 4 * chunk_compose_smem_floats(K);
@@ -110,20 +116,7 @@ DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
       return dispatch_miss("form", std::to_string(p.form), has_spread ? "0 (verified), 1 (spread)" : "0 (verified) at K = 256, VT = 64");
     // The chain reads p.ws: the specialised prep's blocks, or in check mode the generic one's (the
     // specialised one then writes to ws_check and the two are compared).
-    if (!p.prep_fast || p.prep_check)
-      if (const cudaError_t e = chunk_prep_go<K, false>(p, p.ws, l.stream); e != cudaSuccess) return dispatched(e);
-    if (p.prep_fast) {
-      if (const cudaError_t e = chunk_prep_go<K, true>(p, p.prep_check ? p.ws_check : p.ws, l.stream); e != cudaSuccess)
-        return dispatched(e);
-    }
-    if (p.prep_check) {
-      const std::int64_t words = p.n_blocks * p.HV * p.ws_blk;
-      if (words > 0) {
-        chunk_prep_compare<<<1024, kPrepCheckThreads, 0, l.stream>>>(reinterpret_cast<const std::uint32_t*>(p.ws),
-                                                                     reinterpret_cast<const std::uint32_t*>(p.ws_check), words);
-        if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return dispatched(e);
-      }
-    }
+    if (const cudaError_t e = chunk_prep_all<K>(p, l.stream); e != cudaSuccess) return dispatched(e);
     if constexpr (has_spread)
       if (p.form == kChunkFormSpread) return chunk_chain_go<K, KS, true>(p, l);
     return chunk_chain_go<K, KS, false>(p, l);
