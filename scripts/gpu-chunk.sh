@@ -11,6 +11,8 @@
 #   accuracy bench/kda_chunk_accuracy: the kernel's errors against the oracle beside fla chunk_kda's on the
 #            twelve captured calls of tests/data/fla_chunk_kda (issue 30's bar; scripts/gpu-wave.sh accuracy
 #            captures more)
+#   ncuforms every chunk kernel's duration (ncu, clocks as found, the quick bench) under each chain form
+#            (verified, spread, composed) and prep instance (generic, auto): chunk-ncuforms-<form>-<prep>.csv
 #   ncusrc   Nsight Compute's SASS source page (per-instruction stall samples) of the chain and the
 #            prep kernel, one launch each (1x8192, H = 32), as CSV, with the full sections
 #   ncu      Nsight Compute (clocks not locked): every chunk kernel's duration over the quick bench
@@ -72,6 +74,16 @@ for ph in $phases; do
       timeout 150 ncu --clock-control none -k regex:chunk --launch-count 2 --set detailed \
         --section WarpStateStats --section SchedulerStats build/bench/kda_prefill_bench --quick \
         > "$OUT/chunk-ncu.log" 2>&1
+      ;;
+    ncuforms)
+      # Which kernel the time goes to under each chain form and prep instance (clocks as found, the
+      # quick bench): one CSV per configuration, gpu__time_duration of every chunk kernel launch.
+      for cfg in 0:generic spread:generic 0:auto spread:auto composed:generic; do
+        f=${cfg%%:*}; p=${cfg#*:}
+        KPARITY_CHUNK_FORM=$f KPARITY_CHUNK_PREP=$p timeout 150 ncu --clock-control none -k regex:chunk \
+          --metrics gpu__time_duration.sum --csv build/bench/kda_prefill_bench --quick \
+          > "$OUT/chunk-ncuforms-$f-$p.csv" 2>&1
+      done
       ;;
     ncusrc)
       # Where each kernel's cycles go, instruction by instruction: one launch of the chain and one of
