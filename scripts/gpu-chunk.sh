@@ -78,7 +78,7 @@ for ph in $phases; do
     ncuforms)
       # Which kernel the time goes to under each chain form and prep instance (clocks as found, the
       # quick bench): one CSV per configuration, gpu__time_duration of every chunk kernel launch.
-      for cfg in 0:generic spread:generic 0:auto spread:auto composed:generic; do
+      for cfg in 0:generic spread:generic 0:auto composed:generic; do
         f=${cfg%%:*}; p=${cfg#*:}
         KPARITY_CHUNK_FORM=$f KPARITY_CHUNK_PREP=$p timeout 150 ncu --clock-control none -k regex:chunk \
           --metrics gpu__time_duration.sum --csv build/bench/kda_prefill_bench --quick \
