@@ -21,6 +21,7 @@
 #include "kparity/reference/elements.hpp"
 #include "kparity/reference/exact_lanes.hpp"
 #include "state_lanes.hpp"
+#include "state_range.hpp"
 
 namespace kparity::reference::kda::detail {
 
@@ -162,8 +163,10 @@ struct Token {
 // elementwise products decay and beta * (...) correctly rounded. Both precisions run their rows in
 // SIMD lanes (state_lanes.hpp, exact_lanes.hpp) when they may: the faithful model in its own order
 // (no control accumulation), the oracle on its fast paths; the lanes give the row loops' bits.
+// range (oracle, optional): the state's magnitudes carried across the sequence's tokens
+// (state_range.hpp), which let the lane passes skip their range test; the results are the same.
 template <class R>
-std::vector<R> recurrent_step(std::vector<R>& ST, const Token<R>& t) {
+std::vector<R> recurrent_step(std::vector<R>& ST, const Token<R>& t, StateRange* range = nullptr) {
   const std::size_t K = t.k_hat.size(), V = t.v.size();
   std::vector<R> o(V);
   auto S = [&](std::size_t j, std::size_t c) -> R& { return ST[c * V + j]; };
@@ -191,19 +194,34 @@ std::vector<R> recurrent_step(std::vector<R>& ST, const Token<R>& t) {
     if (oracle_fast_paths()) {
       std::vector<R> negk(K), vmu(V), d(V), p(V), s(V), T(V);
       std::vector<unsigned char> ok(V);
+      // The in-range promises of the two passes, where the state's range is carried.
+      StateRange decayed, updated;
+      Magnitudes mk;
+      bool have_decayed = false, promise_decay = false;
+      if (range) {
+        refresh(*range, ST.data(), ST.size());
+        mk = magnitudes(t.k_hat.data(), K);
+        have_decayed = decayed_range(*range, magnitudes(t.alpha.data(), K), decayed);
+        promise_decay = have_decayed && products_in_range(decayed, mk);
+      }
       // 1. the decay, fused with 2.-3.: the terms (-S[j][c], k[c]) as (S[j][c], -k[c]), the same
       // products, zero signs included (dot2_scaled: the decayed S as decay_rows leaves it).
       for (std::size_t c = 0; c < K; ++c) negk[c] = -t.k_hat[c];
       std::fill(p.begin(), p.end(), -0.0), std::fill(s.begin(), s.end(), 0.0), std::fill(T.begin(), T.end(), 0.0);
       std::fill(ok.begin(), ok.end(), 1);
-      lanes::dot2_scaled(K, V, ST.data(), V, t.alpha.data(), negk.data(), p.data(), s.data(), T.data(), ok.data());
+      lanes::dot2_scaled(K, V, ST.data(), V, t.alpha.data(), negk.data(), p.data(), s.data(), T.data(), ok.data(),
+                         promise_decay);
       for (std::size_t j = 0; j < V; ++j) lanes::dot2_step(t.v[j], 1.0, p[j], s[j], T[j], ok[j]);
       lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K + 1, 0.0, vmu.data(), v_minus_u);
       for (std::size_t j = 0; j < V; ++j) d[j] = t.beta * vmu[j];
       // 4. the rank-one update (fma, as update_rows_fused), fused with 5. the readout.
       std::fill(p.begin(), p.end(), -0.0), std::fill(s.begin(), s.end(), 0.0), std::fill(T.begin(), T.end(), 0.0);
       std::fill(ok.begin(), ok.end(), 1);
-      lanes::dot2_updated(K, V, ST.data(), V, d.data(), t.k_hat.data(), t.q_s.data(), p.data(), s.data(), T.data(), ok.data());
+      const bool have_updated = have_decayed && updated_range(decayed, magnitudes(d.data(), V), mk, updated);
+      const bool promise_update = have_updated && products_in_range(updated, magnitudes(t.q_s.data(), K));
+      lanes::dot2_updated(K, V, ST.data(), V, d.data(), t.k_hat.data(), t.q_s.data(), p.data(), s.data(), T.data(), ok.data(),
+                          promise_update);
+      if (range) carry(*range, have_updated, updated);
       lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K, 0.0, o.data(), readout);
       return o;
     }

@@ -67,8 +67,9 @@ void run(const RecurrentArgs& x) {
     for (std::int64_t hv = 0; hv < d.HV; ++hv) {
       std::vector<R> S(d.V * d.K, R(0));  // absent initial state: zeros; transposed (recurrent_step)
       if (x.initial_state) load_state_T(*x.initial_state, n, hv, d.V, d.K, S);
+      StateRange range;  // the oracle's state magnitudes along the sequence (state_range.hpp)
       for (std::int64_t t = cu[n]; t < cu[n + 1]; ++t) {  // an empty sequence passes S through
-        const std::vector<R> o = recurrent_step(S, load_token<R>(x, d, t, hv));
+        const std::vector<R> o = recurrent_step(S, load_token<R>(x, d, t, hv), &range);
         st_run<R>(x.out, {t, hv, std::int64_t{0}}, 2, d.V, o.data());
       }
       if (x.final_state)

@@ -169,12 +169,12 @@ namespace {
 // them: the lanes the AVX-512 or AVX2 kernel leaves, and every lane with the scalar kernel.
 template <Pre P>
 void dot2_pre(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* c, const double* d,
-              const double* b, double* p, double* s, double* T, unsigned char* ok) noexcept {
+              const double* b, double* p, double* s, double* T, unsigned char* ok, bool in_range) noexcept {
   std::size_t done = 0;
 #ifdef KPARITY_LANES_X86
   switch (active().load(std::memory_order_relaxed)) {
-    case kAvx512: dot2_pre_avx512(P, n, lanes, A, lda, c, d, b, p, s, T, ok, done); break;
-    case kAvx2: dot2_pre_avx2(P, n, lanes, A, lda, c, d, b, p, s, T, ok, done); break;
+    case kAvx512: dot2_pre_avx512(P, in_range, n, lanes, A, lda, c, d, b, p, s, T, ok, done); break;
+    case kAvx2: dot2_pre_avx2(P, in_range, n, lanes, A, lda, c, d, b, p, s, T, ok, done); break;
     default: break;
   }
 #endif
@@ -189,12 +189,12 @@ void dot2_pre(std::size_t n, std::size_t lanes, double* A, std::size_t lda, cons
 }  // namespace
 
 void dot2_scaled(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* scale, const double* b,
-                 double* p, double* s, double* T, unsigned char* ok) noexcept {
-  dot2_pre<Pre::scale>(n, lanes, A, lda, scale, nullptr, b, p, s, T, ok);
+                 double* p, double* s, double* T, unsigned char* ok, bool in_range) noexcept {
+  dot2_pre<Pre::scale>(n, lanes, A, lda, scale, nullptr, b, p, s, T, ok, in_range);
 }
 void dot2_updated(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* d, const double* k,
-                  const double* b, double* p, double* s, double* T, unsigned char* ok) noexcept {
-  dot2_pre<Pre::fma>(n, lanes, A, lda, k, d, b, p, s, T, ok);
+                  const double* b, double* p, double* s, double* T, unsigned char* ok, bool in_range) noexcept {
+  dot2_pre<Pre::fma>(n, lanes, A, lda, k, d, b, p, s, T, ok, in_range);
 }
 
 const char* kernel_name() noexcept {

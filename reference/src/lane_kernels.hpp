@@ -26,6 +26,8 @@ inline const double* row_of(const double* A, std::size_t lda, const std::int32_t
 }
 
 // dot2_scaled (A * c[i]) or dot2_updated (fma(d[l], c[i], A)): the in-place update before the step.
+// in_range: exact_lanes.hpp's promise that every term is in range, under which the kernel skips the
+// range test (its verdict is then "in range"; a lane still fails where p ends non-finite).
 enum class Pre { scale, fma };
 
 #ifdef KPARITY_LANES_X86
@@ -34,9 +36,9 @@ enum class Pre { scale, fma };
 // 2 (m + 1) 2^-53.
 void dot2_avx512(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
                  const double* b, double* p, double* s, double* T, unsigned char* ok, std::size_t& done);
-void dot2_pre_avx512(Pre pre, std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* c,
-                     const double* d, const double* b, double* p, double* s, double* T, unsigned char* ok,
-                     std::size_t& done);
+void dot2_pre_avx512(Pre pre, bool in_range, std::size_t n, std::size_t lanes, double* A, std::size_t lda,
+                     const double* c, const double* d, const double* b, double* p, double* s, double* T,
+                     unsigned char* ok, std::size_t& done);
 std::size_t certify_avx512(std::size_t lanes, const double* p, const double* s, const double* T, const unsigned char* ok,
                            double c, double extra, double* result, unsigned char* decided);
 std::size_t dot2_certify_avx512(bool in_range, std::size_t n, std::size_t lanes, const double* A, std::size_t lda,
@@ -47,9 +49,9 @@ std::size_t error_sums_avx512(std::size_t n, const double* A, std::size_t lda, c
 
 void dot2_avx2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, const std::int32_t* rows,
                const double* b, double* p, double* s, double* T, unsigned char* ok, std::size_t& done);
-void dot2_pre_avx2(Pre pre, std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* c,
-                   const double* d, const double* b, double* p, double* s, double* T, unsigned char* ok,
-                   std::size_t& done);
+void dot2_pre_avx2(Pre pre, bool in_range, std::size_t n, std::size_t lanes, double* A, std::size_t lda,
+                   const double* c, const double* d, const double* b, double* p, double* s, double* T,
+                   unsigned char* ok, std::size_t& done);
 std::size_t certify_avx2(std::size_t lanes, const double* p, const double* s, const double* T, const unsigned char* ok,
                          double c, double extra, double* result, unsigned char* decided);
 std::size_t dot2_certify_avx2(bool in_range, std::size_t n, std::size_t lanes, const double* A, std::size_t lda,

@@ -72,8 +72,9 @@ __attribute__((target("avx2,fma"))) void dot2_avx2(std::size_t n, std::size_t la
 }
 
 // dot2_pre_avx512 in AVX2 + FMA registers, 8 lanes a block: the element updated in place (A * c[i],
-// or fma(d[l], c[i], A): one rounding, as std::fma) and then dot2_step256 on it.
-template <Pre P>
+// or fma(d[l], c[i], A): one rounding, as std::fma) and then dot2_step256 on it. Track: the range
+// test; off under the caller's in-range promise (lane_kernels.hpp), which makes its verdict known.
+template <Pre P, bool Track>
 __attribute__((target("avx2,fma"))) void dot2_pre_avx2_t(std::size_t n, std::size_t lanes, double* A, std::size_t lda,
                                                        const double* c, const double* d, const double* b, double* p,
                                                        double* s, double* T, unsigned char* ok, std::size_t& done) {
@@ -93,8 +94,8 @@ __attribute__((target("avx2,fma"))) void dot2_pre_avx2_t(std::size_t n, std::siz
         a0 = _mm256_fmadd_pd(d0, cc, a0), a1 = _mm256_fmadd_pd(d1, cc, a1);  // fma(d[l], c[i], A)
       }
       _mm256_storeu_pd(a, a0), _mm256_storeu_pd(a + 4, a1);
-      dot2_step256(v0, a0, bb, b[i] != 0);
-      dot2_step256(v1, a1, bb, b[i] != 0);
+      dot2_step256<Track>(v0, a0, bb, b[i] != 0);
+      dot2_step256<Track>(v1, a1, bb, b[i] != 0);
     }
     store_lanes8(v0, v1, l, p, s, T, ok);
   }
@@ -215,11 +216,16 @@ __attribute__((target("avx2,fma"))) std::size_t dot2_certify_avx2_t(std::size_t 
 }
 
 
-void dot2_pre_avx2(Pre pre, std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* c,
-                   const double* d, const double* b, double* p, double* s, double* T, unsigned char* ok,
-                   std::size_t& done) {
-  if (pre == Pre::scale) dot2_pre_avx2_t<Pre::scale>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
-  else dot2_pre_avx2_t<Pre::fma>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+void dot2_pre_avx2(Pre pre, bool in_range, std::size_t n, std::size_t lanes, double* A, std::size_t lda,
+                   const double* c, const double* d, const double* b, double* p, double* s, double* T,
+                   unsigned char* ok, std::size_t& done) {
+  if (pre == Pre::scale) {
+    if (in_range) dot2_pre_avx2_t<Pre::scale, false>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+    else dot2_pre_avx2_t<Pre::scale, true>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+  } else {
+    if (in_range) dot2_pre_avx2_t<Pre::fma, false>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+    else dot2_pre_avx2_t<Pre::fma, true>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+  }
 }
 
 std::size_t dot2_certify_avx2(bool in_range, std::size_t n, std::size_t lanes, const double* A, std::size_t lda,

@@ -70,7 +70,7 @@ __attribute__((target("avx512f"))) void dot2_avx512(std::size_t n, std::size_t l
 
 // dot2_avx512 over rows = null after updating each element in place first, as the caller's loop
 // would have (dot2_scaled, dot2_updated): the element is loaded once for both (issue 32 (3)).
-template <Pre P>
+template <Pre P, bool Track>
 __attribute__((target("avx512f"))) void dot2_pre_avx512_t(std::size_t n, std::size_t lanes, double* A, std::size_t lda,
                                                         const double* c, const double* d, const double* b, double* p,
                                                         double* s, double* T, unsigned char* ok, std::size_t& done) {
@@ -90,8 +90,8 @@ __attribute__((target("avx512f"))) void dot2_pre_avx512_t(std::size_t n, std::si
         a0 = _mm512_fmadd_pd(d0, cc, a0), a1 = _mm512_fmadd_pd(d1, cc, a1);  // fma(d[l], c[i], A)
       }
       _mm512_storeu_pd(a, a0), _mm512_storeu_pd(a + 8, a1);
-      dot2_step512<true>(v0, a0, bb, b[i] != 0);
-      dot2_step512<true>(v1, a1, bb, b[i] != 0);
+      dot2_step512<Track>(v0, a0, bb, b[i] != 0);
+      dot2_step512<Track>(v1, a1, bb, b[i] != 0);
     }
     store_lanes16(v0, v1, l, p, s, T, ok);
   }
@@ -274,11 +274,16 @@ __attribute__((target("avx512f"))) std::size_t error_sums_avx512(std::size_t n, 
 }
 
 
-void dot2_pre_avx512(Pre pre, std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* c,
-                     const double* d, const double* b, double* p, double* s, double* T, unsigned char* ok,
-                     std::size_t& done) {
-  if (pre == Pre::scale) dot2_pre_avx512_t<Pre::scale>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
-  else dot2_pre_avx512_t<Pre::fma>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+void dot2_pre_avx512(Pre pre, bool in_range, std::size_t n, std::size_t lanes, double* A, std::size_t lda,
+                     const double* c, const double* d, const double* b, double* p, double* s, double* T,
+                     unsigned char* ok, std::size_t& done) {
+  if (pre == Pre::scale) {
+    if (in_range) dot2_pre_avx512_t<Pre::scale, false>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+    else dot2_pre_avx512_t<Pre::scale, true>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+  } else {
+    if (in_range) dot2_pre_avx512_t<Pre::fma, false>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+    else dot2_pre_avx512_t<Pre::fma, true>(n, lanes, A, lda, c, d, b, p, s, T, ok, done);
+  }
 }
 
 std::size_t dot2_certify_avx512(bool in_range, std::size_t n, std::size_t lanes, const double* A, std::size_t lda,

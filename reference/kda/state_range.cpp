@@ -1,0 +1,98 @@
+// state_range.hpp: the magnitudes of the recurrence's state and vectors, and the proofs of the lane
+// passes' in-range promise. Each bound is computed in fp64 with a relative margin of 2^-50 in the
+// safe direction, which covers the (at most three) roundings of the bound's own arithmetic.
+#include "state_range.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <climits>
+#include <cmath>
+
+#include "../sparse/lane_clones.hpp"
+
+namespace kparity::reference::kda::detail {
+namespace {
+
+constexpr double kUp = 1 + 0x1p-50, kDown = 1 - 0x1p-50;
+// dot2's range (exact_lanes.hpp), and the least magnitude below which a product may be subnormal
+// (its rounding then not relative): the decay's lower bound must stay above it.
+constexpr double kTiny = 0x1p-960, kHuge = 0x1p1000, kNormal = 0x1p-1000;
+// A derived lower bound below this is measured again at the next token (about 5 tokens' fall
+// before a pass could no longer be promised).
+constexpr double kRescan = 0x1p-700;
+
+}  // namespace
+
+// Compiled for AVX-512, AVX2 and the baseline (the scan over a head's state is a pass like the
+// recurrence's own, without its stores).
+KPARITY_CLONES Magnitudes magnitudes(const double* x, std::size_t n) noexcept {
+  double lo = INFINITY, hi = 0;
+  bool finite = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double a = std::fabs(x[i]);
+    finite = finite && a <= DBL_MAX;  // NaN compares false
+    hi = a > hi ? a : hi;
+    lo = a != 0 && a < lo ? a : lo;
+  }
+  return {lo, hi, finite};
+}
+
+void refresh(StateRange& r, const double* ST, std::size_t n) noexcept {
+  if (r.known || r.nonfinite) return;
+  const Magnitudes m = magnitudes(ST, n);
+  if (!m.finite) {
+    r.nonfinite = true;
+    return;
+  }
+  r.known = true, r.lo = m.lo, r.hi = m.hi;
+}
+
+bool decayed_range(const StateRange& s, const Magnitudes& c, StateRange& r) noexcept {
+  r.known = false;
+  if (!s.known || !c.finite) return false;
+  r.hi = s.hi * c.hi * kUp;
+  if (!(r.hi <= DBL_MAX)) return false;
+  if (s.lo == INFINITY || c.lo == INFINITY) {
+    r.lo = INFINITY;  // every product has a zero factor: the decayed state is zero
+  } else {
+    r.lo = s.lo * c.lo * kDown;  // |S c| >= lo_S lo_c >= r.lo, a double: fl(|S c|) >= r.lo
+    if (!(r.lo >= kNormal)) return false;
+  }
+  r.known = true;
+  return true;
+}
+
+bool updated_range(const StateRange& s, const Magnitudes& d, const Magnitudes& k, StateRange& r) noexcept {
+  r.known = false;
+  if (!s.known || !d.finite || !k.finite) return false;
+  r.hi = (d.hi * k.hi + s.hi) * kUp;
+  if (!(r.hi <= DBL_MAX)) return false;
+  // Every non-zero term is a multiple of 2^L (state_range.hpp), so is their exact sum.
+  int L = INT_MAX;
+  if (s.lo != INFINITY) L = std::min(L, std::ilogb(s.lo) - 52);
+  if (d.lo != INFINITY && k.lo != INFINITY) L = std::min(L, std::ilogb(d.lo) + std::ilogb(k.lo) - 104);
+  if (L == INT_MAX) {
+    r.lo = INFINITY;  // d k and the state are all zeros
+  } else {
+    if (L < -1074) return false;
+    r.lo = std::ldexp(1.0, L);
+  }
+  r.known = true;
+  return true;
+}
+
+bool products_in_range(const StateRange& a, const Magnitudes& m) noexcept {
+  if (!a.known || !m.finite) return false;
+  if (a.lo == INFINITY || m.lo == INFINITY) return true;  // every product has a zero factor
+  return a.lo * m.lo * kDown >= kTiny && a.hi * m.hi * kUp <= kHuge;
+}
+
+void carry(StateRange& state, bool derived, const StateRange& next) noexcept {
+  if (derived && next.known && next.lo >= kRescan) {
+    state = next;
+    return;
+  }
+  state.known = false;
+}
+
+}  // namespace kparity::reference::kda::detail

@@ -1,0 +1,125 @@
+// The recurrence's state ranges (reference/kda/state_range.hpp): every derived range holds the values
+// the passes compute (the decay S c, the update fma(d, k, S')), cancelling updates included, and a
+// promise is only given where every product passes dot2's range test (exact_lanes.hpp dot2_step).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "../../reference/kda/state_range.hpp"
+
+namespace {
+
+namespace d = kparity::reference::kda::detail;
+
+// dot2_step's verdict on one term.
+bool in_range(double a, double b) {
+  const double h = a * b, ah = std::fabs(h);
+  return h == 0 ? (a == 0 || b == 0) : (ah >= 0x1p-960 && ah <= 0x1p1000);
+}
+
+bool within(const d::StateRange& r, double x) {
+  if (x == 0) return std::fabs(x) <= r.hi;
+  return std::fabs(x) >= r.lo && std::fabs(x) <= r.hi;
+}
+
+// A vector of n values at scale 2^e, with zeros in places and, for `wide`, exponents spread over
+// many binades.
+std::vector<double> draw(std::mt19937_64& g, std::size_t n, int e, bool wide, int zero_in) {
+  std::normal_distribution<double> N;
+  std::vector<double> v(n);
+  for (double& x : v) {
+    const int spread = wide ? static_cast<int>(g() % 120) - 60 : 0;
+    x = zero_in > 0 && g() % zero_in == 0 ? 0.0 : std::ldexp(N(g), e + spread);
+  }
+  return v;
+}
+
+TEST(StateRange, DerivedRangesHoldThePassesValuesAndPromisesHoldEveryProduct) {
+  std::mt19937_64 g(3263);
+  std::size_t promised = 0, values = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::size_t K = 1 + g() % 12, V = 1 + g() % 12;
+    const int es = static_cast<int>(g() % 2000) - 1000;  // the state's scale: tiny to huge
+    const bool wide = g() % 2 == 0;
+    std::vector<double> S = draw(g, K * V, es, wide, trial % 5 == 0 ? 1 : 4);  // 1: all zeros
+    const std::vector<double> c = draw(g, K, -static_cast<int>(g() % 40), false, 6);
+    std::vector<double> k = draw(g, K, -static_cast<int>(g() % 30), wide, 5);
+    const std::vector<double> q = draw(g, K, -static_cast<int>(g() % 30), wide, 5);
+    std::vector<double> dv = draw(g, V, es + static_cast<int>(g() % 20) - 10, wide, 5);
+    if (trial % 7 == 3) S[0] = INFINITY;  // a non-finite state is never known
+
+    d::StateRange r;
+    d::refresh(r, S.data(), S.size());
+    if (!r.known) {
+      EXPECT_TRUE(r.nonfinite);
+      continue;
+    }
+    for (double x : S) ASSERT_TRUE(within(r, x));
+    // The decay S[i][l] * c[i].
+    std::vector<double> A(S.size());
+    for (std::size_t i = 0; i < K; ++i)
+      for (std::size_t l = 0; l < V; ++l) A[i * V + l] = S[i * V + l] * c[i];
+    d::StateRange dec;
+    const d::Magnitudes mk = d::magnitudes(k.data(), K);
+    if (!d::decayed_range(r, d::magnitudes(c.data(), K), dec)) continue;
+    for (double x : A) ASSERT_TRUE(within(dec, x)) << "decay, trial " << trial;
+    if (d::products_in_range(dec, mk)) {
+      ++promised;
+      for (std::size_t i = 0; i < K; ++i)
+        for (std::size_t l = 0; l < V; ++l) ASSERT_TRUE(in_range(A[i * V + l], -k[i])) << "trial " << trial;
+    }
+    // Cancelling updates: some d[l] k[i] nearly the negative of the decayed element.
+    if (trial % 3 == 0)
+      for (std::size_t l = 0; l < V && K > 0; ++l)
+        if (k[0] != 0 && A[l] != 0) dv[l] = -A[l] / k[0];
+    d::StateRange up;
+    if (!d::updated_range(dec, d::magnitudes(dv.data(), V), mk, up)) continue;
+    for (std::size_t i = 0; i < K; ++i)
+      for (std::size_t l = 0; l < V; ++l) {
+        double& a = A[i * V + l];
+        a = std::fma(dv[l], k[i], a);
+        ASSERT_TRUE(within(up, a)) << "update, trial " << trial << " i " << i << " l " << l << " a " << a << " lo " << up.lo;
+        ++values;
+      }
+    if (d::products_in_range(up, d::magnitudes(q.data(), K))) {
+      ++promised;
+      for (std::size_t i = 0; i < K; ++i)
+        for (std::size_t l = 0; l < V; ++l) ASSERT_TRUE(in_range(A[i * V + l], q[i])) << "trial " << trial;
+    }
+  }
+  EXPECT_GT(promised, 100u);
+  EXPECT_GT(values, 1000u);
+}
+
+// The update's lower bound is reached: d = k = 1 + 2^-52 make d k = 1 + 2^-51 + 2^-104, and the state
+// element -(1 + 2^-51) leaves exactly 2^-104, the least the lsb argument allows.
+TEST(StateRange, UpdateBoundIsReachedByAnExactCancellation) {
+  const double one = 1 + 0x1p-52, a = -(1 + 0x1p-51);
+  d::StateRange dec;
+  dec.known = true, dec.lo = dec.hi = std::fabs(a);
+  const d::Magnitudes m{one, one, true};
+  d::StateRange up;
+  ASSERT_TRUE(d::updated_range(dec, m, m, up));
+  const double x = std::fma(one, one, a);
+  EXPECT_EQ(x, 0x1p-104);
+  EXPECT_LE(up.lo, x);
+  EXPECT_GE(up.hi, 2.0);
+}
+
+// carry keeps a derived range only while its lower bound has not fallen far.
+TEST(StateRange, CarryForgetsALowOrUnderivedRange) {
+  d::StateRange s, next;
+  next.known = true, next.lo = 0x1p-10, next.hi = 1;
+  d::carry(s, true, next);
+  EXPECT_TRUE(s.known);
+  next.lo = 0x1p-800;
+  d::carry(s, true, next);
+  EXPECT_FALSE(s.known);
+  s.known = true;
+  d::carry(s, false, next);
+  EXPECT_FALSE(s.known);
+}
+
+}  // namespace
