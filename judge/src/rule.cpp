@@ -329,8 +329,8 @@ DifferentialResult rule(const Call& input, const Call& oracle, const Call& faith
 DifferentialResult run_and_judge(const Call& call, const Backend& backend, const RuleOptions& options) {
   // The backend first: a call it does not support (BackendUnsupported) costs no reference runs.
   const Call b = run_backend(call, backend);
-  const Call o = run_oracle(call);
-  const Call f = run_faithful(call, options.profile);
+  const Call o = run_oracle_written(call);
+  const Call f = run_faithful_written(call, options.profile);
   return rule(call, o, f, b, options);
 }
 

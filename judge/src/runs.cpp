@@ -55,16 +55,24 @@ Call recycled_clone(const Call& call) {
   return c;
 }
 
-}  // namespace
-
-std::optional<reference::PlantedFault> oracle_mutant_fault() {
-  if (harness_mutant(HarnessMutant::oracle_not_exact)) return reference::PlantedFault::oracle_plain_sums;
-  if (harness_mutant(HarnessMutant::oracle_fast_path_inexact)) return reference::PlantedFault::oracle_lanes_uncompensated;
-  return std::nullopt;
+// The written tensors of `call` in a Call of their own (recycled copies), with every field but the
+// inputs; bag_over gives the references their views and `call`'s views of the inputs.
+Call written_clone(const Call& call) {
+  Call c;
+  c.op = call.op, c.scalars = call.scalars, c.flags = call.flags, c.written = call.written;
+  c.pure_outputs = call.pure_outputs, c.description = call.description, c.options = call.options;
+  for (const auto& name : call.written)
+    if (auto it = call.tensors.find(name); it != call.tensors.end()) c.tensors.emplace(name, Tensor::recycled_copy(it->second));
+  return c;
+}
+ArgBag bag_over(const Call& call, const Call& own) {
+  ArgBag b = call.bag();
+  for (const auto& [name, t] : own.tensors) b.tensors[name] = t.view();
+  return b;
 }
 
-Call run_oracle(const Call& call) {
-  if (harness_mutant(HarnessMutant::oracle_is_faithful)) return run_faithful(call);
+// run_oracle's body; inputs_too: the returned Call holds copies of the inputs as well.
+Call oracle_run(const Call& call, bool inputs_too) {
   std::optional<reference::PlantedFaultScope> inexact;
   if (const auto fault = oracle_mutant_fault()) inexact.emplace(*fault);
   // The copy the oracle writes into: the call with every written 16-bit float tensor widened to
@@ -78,7 +86,7 @@ Call run_oracle(const Call& call) {
   for (const auto& [name, t] : call.tensors) {
     const bool written = std::find(call.written.begin(), call.written.end(), name) != call.written.end();
     if (!written || !narrow_float(t.dtype())) {
-      o.tensors.emplace(name, Tensor::recycled_copy(t));
+      if (written || inputs_too) o.tensors.emplace(name, Tensor::recycled_copy(t));
       continue;
     }
     // A pure output's old contents are never read: poisoned, as the call's own buffer was, instead of
@@ -90,6 +98,7 @@ Call run_oracle(const Call& call) {
     widened = true;
   }
   ValidateOptions options = o.options;
+  ArgBag bag = inputs_too ? o.bag() : bag_over(call, o);
   if (widened) {
     const OpContract* c = find_op_contract(o.op);
     if (c == nullptr) throw std::invalid_argument("no contract for op '" + o.op + "'");
@@ -109,22 +118,48 @@ Call run_oracle(const Call& call) {
       ValidateOptions shallow = options;
       shallow.deep = false;
       shallow.deep_pass_follows = options.deep;
-      if (!has_error(c->validate(o.bag(), shallow))) options = shallow;
-      else if (!has_error(c->validate(o.bag(), upstream))) options = upstream;
-      else o = call;
-    } else if (has_error(c->validate(o.bag(), options))) {
-      o = call;  // an invalid call: the reference run on it reports what is wrong
+      if (!has_error(c->validate(bag, shallow))) options = shallow;
+      else if (!has_error(c->validate(bag, upstream))) options = upstream;
+      else o = call, bag = o.bag();
+    } else if (has_error(c->validate(bag, options))) {
+      o = call, bag = o.bag();  // an invalid call: the reference run on it reports what is wrong
     }
   }
-  ops::run_reference(o.op, o.bag(), reference::Precision::oracle, options);
+  ops::run_reference(o.op, bag, reference::Precision::oracle, options);
   return o;
 }
 
-Call run_faithful(const Call& call, std::optional<reference::PrecisionProfile> profile) {
+Call faithful_run(const Call& call, std::optional<reference::PrecisionProfile> profile, bool inputs_too) {
   const reference::PrecisionProfileScope scope(profile.value_or(reference::precision_profile()));
-  Call f = recycled_clone(call);
-  ops::run_reference(f.op, f.bag(), reference::Precision::faithful, f.options);
+  Call f = inputs_too ? recycled_clone(call) : written_clone(call);
+  ops::run_reference(f.op, inputs_too ? f.bag() : bag_over(call, f), reference::Precision::faithful, f.options);
   return f;
+}
+
+}  // namespace
+
+std::optional<reference::PlantedFault> oracle_mutant_fault() {
+  if (harness_mutant(HarnessMutant::oracle_not_exact)) return reference::PlantedFault::oracle_plain_sums;
+  if (harness_mutant(HarnessMutant::oracle_fast_path_inexact)) return reference::PlantedFault::oracle_lanes_uncompensated;
+  return std::nullopt;
+}
+
+Call run_oracle(const Call& call) {
+  if (harness_mutant(HarnessMutant::oracle_is_faithful)) return run_faithful(call);
+  return oracle_run(call, true);
+}
+
+Call run_oracle_written(const Call& call) {
+  if (harness_mutant(HarnessMutant::oracle_is_faithful)) return run_faithful_written(call);
+  return oracle_run(call, false);
+}
+
+Call run_faithful(const Call& call, std::optional<reference::PrecisionProfile> profile) {
+  return faithful_run(call, profile, true);
+}
+
+Call run_faithful_written(const Call& call, std::optional<reference::PrecisionProfile> profile) {
+  return faithful_run(call, profile, false);
 }
 
 Call run_backend(const Call& call, const Backend& backend) {

@@ -222,8 +222,8 @@ void differential_case(const OpFuzzSpec& spec, const Backend& backend, const Imp
     const std::optional<Call> b = run_or_settle(d, backend, ledger, stop);
     if (stop) return;
     if (!b) continue;
-    const Call f = run_faithful(c, o.profile);
-    const DifferentialResult r = judge(c, run_oracle(c), f, *b, spec);
+    const Call f = run_faithful_written(c, o.profile);
+    const DifferentialResult r = judge(c, run_oracle_written(c), f, *b, spec);
     if (!r.pass) {
       FindingSignature s;
       s.cls = FailureClass::wrong_values;

@@ -68,9 +68,9 @@ void fold(const Call& c, std::uint64_t& digest) {
 // One case's parts, timed, added to `row`.
 void time_case(const Call& c, const OpFuzzSpec& spec, OracleBenchRow& row) {
   double c0 = process_cpu_seconds(), w0 = wall_seconds();
-  const Call o = run_oracle(c);
+  const Call o = run_oracle_written(c);  // as the campaign's rule runs them (run_and_judge)
   double c1 = process_cpu_seconds();
-  const Call f = run_faithful(c);
+  const Call f = run_faithful_written(c);
   double c2 = process_cpu_seconds();
   const DifferentialResult r = judge(c, o, f, f, spec);
   double c3 = process_cpu_seconds(), w3 = wall_seconds();

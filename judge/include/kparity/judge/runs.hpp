@@ -29,6 +29,14 @@ Call run_faithful(const Call& call, std::optional<reference::PrecisionProfile> p
 // `backend` run on a clone of `call` whose pure outputs are poisoned with NaN first.
 Call run_backend(const Call& call, const Backend& backend);
 
+// run_oracle and run_faithful as the rule reads them: the returned Call holds the written tensors
+// only (the same values as run_oracle's and run_faithful's), and the references read the inputs
+// through views of `call`'s instead of copies (issue 32 (3): copying a kernel-sized call's inputs
+// twice a case, with the pages the copies map, was a few percent of its host time). The references
+// never write an input; a backend under test runs on a full clone (run_backend).
+Call run_oracle_written(const Call& call);
+Call run_faithful_written(const Call& call, std::optional<reference::PrecisionProfile> profile = std::nullopt);
+
 // The faithful reference seen as a backend under test: it passes the rule by construction
 // (err_b = err_f), so the self-test's planted bugs start from it and the harness tests use it.
 Backend faithful_backend(std::vector<std::string> ops);

@@ -10,5 +10,7 @@ using judging::faithful_backend;
 using judging::oracle_mutant_fault;
 using judging::run_backend;
 using judging::run_faithful;
+using judging::run_faithful_written;
 using judging::run_oracle;
+using judging::run_oracle_written;
 }  // namespace kparity::fuzz
