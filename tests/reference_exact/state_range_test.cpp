@@ -3,6 +3,7 @@
 // promise is only given where every product passes dot2's range test (exact_lanes.hpp dot2_step).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -106,6 +107,33 @@ TEST(StateRange, UpdateBoundIsReachedByAnExactCancellation) {
   EXPECT_EQ(x, 0x1p-104);
   EXPECT_LE(up.lo, x);
   EXPECT_GE(up.hi, 2.0);
+}
+
+// magnitudes (vector lanes where the machine has them) gives the plain loop's least non-zero and
+// largest magnitude, and notices a non-finite value anywhere, tails included.
+TEST(StateRange, MagnitudesAreTheLeastNonZeroAndTheLargest) {
+  std::mt19937_64 g(77);
+  for (std::size_t n : {0, 1, 3, 4, 5, 8, 31, 64, 67}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<double> x = draw(g, n, static_cast<int>(g() % 200) - 100, true, trial % 4 == 0 ? 1 : 3);
+      if (n > 0 && trial % 5 == 1) x[g() % n] = -0.0;
+      double lo = INFINITY, hi = 0;
+      for (double v : x) {
+        hi = std::max(hi, std::fabs(v));
+        if (v != 0) lo = std::min(lo, std::fabs(v));
+      }
+      const d::Magnitudes m = d::magnitudes(x.data(), n);
+      ASSERT_TRUE(m.finite);
+      EXPECT_EQ(m.lo, lo) << n << " " << trial;
+      EXPECT_EQ(m.hi, hi) << n << " " << trial;
+      if (n == 0) continue;
+      for (double bad : {INFINITY, -INFINITY, NAN}) {
+        std::vector<double> y = x;
+        y[g() % n] = bad;
+        EXPECT_FALSE(d::magnitudes(y.data(), n).finite) << n << " " << trial;
+      }
+    }
+  }
 }
 
 // carry keeps a derived range only while its lower bound has not fallen far.
