@@ -203,16 +203,22 @@ void oracle_head_fast(const ReplaySsmDecodeArgs& x, const Dims& d, std::int64_t 
     std::fill(p.begin(), p.end(), -0.0), std::fill(sv.begin(), sv.end(), 0.0), std::fill(T.begin(), T.end(), 0.0);
     std::fill(ok.begin(), ok.end(), 1);
   };
+  // The d entries' magnitudes, for the in-range promise of each column's sums (state_range.hpp): with
+  // the column's factors and its checkpoint row, they show every product in dot2's range, and the
+  // lanes then skip that test (issue 32 (3): the tracked form was a sixth of a ReplaySSM case).
+  const Magnitudes ring_d = magnitudes(A.data(), mu * Vu);
   for (std::int64_t c = 0; c < K; ++c) {  // S0 Dtot + the ring product, one exact sum per element
     std::copy(S0T.begin() + c * V, S0T.begin() + (c + 1) * V, A.begin() + m * V);
     for (std::int64_t i = 0; i < m; ++i) bcol[i] = kw[i * K + c];
     bcol[mu] = Dtot[c];
+    const bool in_range = products_in_range(ring_d, magnitudes(bcol.data(), mu)) &&
+                          products_in_range(magnitudes(S0T.data() + c * V, Vu), magnitudes(&Dtot[c], 1));
     // A fresh sum per lane: dot2 and its certificate in one pass (exact_lanes.hpp dot2_finish).
     lanes::dot2_finish(mu + 1, Vu, A.data(), Vu, nullptr, bcol.data(), mu + 1, 0.0, SpT.data() + c * V, [&](std::size_t j) {
       return oracle_sum(mu + 1, [&](std::size_t i) {
         return i < mu ? std::pair{A[i * Vu + j], kw[i * Ku + c]} : std::pair{S0T[c * V + j], Dtot[c]};
       });
-    });
+    }, in_range);
   }
   // B.2.5: v - Sp (k alpha) and Sp (q alpha) + dl kq, each one exact sum; (-Sp, k alpha) as (Sp, -(k alpha)).
   std::vector<double> negka(Ku), qa(Ku);

@@ -129,6 +129,13 @@ bool products_in_range(const StateRange& a, const Magnitudes& m) noexcept {
   return a.lo * m.lo * kDown >= kTiny && a.hi * m.hi * kUp <= kHuge;
 }
 
+bool products_in_range(const Magnitudes& a, const Magnitudes& b) noexcept {
+  if (!a.finite) return false;
+  StateRange r;
+  r.known = true, r.lo = a.lo, r.hi = a.hi;
+  return products_in_range(r, b);
+}
+
 void carry(StateRange& state, bool derived, const StateRange& next) noexcept {
   if (derived && next.known && next.lo >= kRescan) {
     state = next;

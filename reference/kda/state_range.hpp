@@ -48,6 +48,8 @@ bool updated_range(const StateRange& s, const Magnitudes& d, const Magnitudes& k
 
 // Whether every product a * b, a in the state's range and b with magnitudes m, is in dot2's range.
 bool products_in_range(const StateRange& a, const Magnitudes& m) noexcept;
+// The same for two vectors' magnitudes (false where either holds a non-finite value).
+bool products_in_range(const Magnitudes& a, const Magnitudes& b) noexcept;
 
 // The state's range for the next token: `next` where it was derived and has not fallen far, else
 // unknown (refresh measures it then).

@@ -136,6 +136,21 @@ TEST(StateRange, MagnitudesAreTheLeastNonZeroAndTheLargest) {
   }
 }
 
+// Two vectors' magnitudes promise only where every product passes dot2's range test.
+TEST(StateRange, VectorPromiseHoldsEveryProduct) {
+  std::mt19937_64 g(91);
+  std::size_t promised = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::vector<double> a = draw(g, 1 + g() % 9, static_cast<int>(g() % 2000) - 1000, g() % 2 == 0, 4);
+    const std::vector<double> b = draw(g, 1 + g() % 9, static_cast<int>(g() % 200) - 100, g() % 2 == 0, 4);
+    if (!d::products_in_range(d::magnitudes(a.data(), a.size()), d::magnitudes(b.data(), b.size()))) continue;
+    ++promised;
+    for (double x : a)
+      for (double y : b) ASSERT_TRUE(in_range(x, y)) << x << " * " << y;
+  }
+  EXPECT_GT(promised, 30u);
+}
+
 // carry keeps a derived range only while its lower bound has not fallen far.
 TEST(StateRange, CarryForgetsALowOrUnderivedRange) {
   d::StateRange s, next;
