@@ -286,11 +286,16 @@ std::uint64_t& detail::rule_serial() {
   return serial;
 }
 
-DifferentialResult rule(const Call& input, const Call& oracle, const Call& faithful, const Call& backend,
-                        const RuleOptions& options) {
+namespace {
+
+// rule() with the a-priori bounds already taken (given: from the oracle's pass, run_oracle_written),
+// else computed here.
+DifferentialResult rule_given(const Call& input, const Call& oracle, const Call& faithful, const Call& backend,
+                              const RuleOptions& options, std::optional<reference::ErrorBounds> given) {
   ++detail::rule_serial();
   DifferentialResult r;
   const std::optional<reference::ErrorBounds> bounds = [&] {
+    if (given) return given;
     const reference::PrecisionProfileScope scope(options.profile.value_or(reference::precision_profile()));
     return apriori_bounds(input);
   }();
@@ -326,12 +331,20 @@ DifferentialResult rule(const Call& input, const Call& oracle, const Call& faith
   return r;
 }
 
+}  // namespace
+
+DifferentialResult rule(const Call& input, const Call& oracle, const Call& faithful, const Call& backend,
+                        const RuleOptions& options) {
+  return rule_given(input, oracle, faithful, backend, options, std::nullopt);
+}
+
 DifferentialResult run_and_judge(const Call& call, const Backend& backend, const RuleOptions& options) {
   // The backend first: a call it does not support (BackendUnsupported) costs no reference runs.
   const Call b = run_backend(call, backend);
-  const Call o = run_oracle_written(call);
+  std::optional<reference::ErrorBounds> bounds;  // the sparse ops': from the oracle's pass
+  const Call o = run_oracle_written(call, bounds, options.profile);
   const Call f = run_faithful_written(call, options.profile);
-  return rule(call, o, f, b, options);
+  return rule_given(call, o, f, b, options, std::move(bounds));
 }
 
 }  // namespace kparity::judging

@@ -10,6 +10,7 @@
 #include "kparity/ops/op_table.hpp"
 #include "kparity/reference/accumulate.hpp"
 #include "kparity/reference/elements.hpp"
+#include "kparity/reference/error_bound.hpp"
 #include "kparity/reference/planted_fault.hpp"
 
 namespace kparity::judging {
@@ -71,8 +72,10 @@ ArgBag bag_over(const Call& call, const Call& own) {
   return b;
 }
 
-// run_oracle's body; inputs_too: the returned Call holds copies of the inputs as well.
-Call oracle_run(const Call& call, bool inputs_too) {
+// run_oracle's body; inputs_too: the returned Call holds copies of the inputs as well; bounds
+// (optional): the bounds from the oracle's pass where the op has one (run_oracle_written).
+Call oracle_run(const Call& call, bool inputs_too, std::optional<reference::ErrorBounds>* bounds = nullptr,
+                std::optional<reference::PrecisionProfile> profile = std::nullopt) {
   std::optional<reference::PlantedFaultScope> inexact;
   if (const auto fault = oracle_mutant_fault()) inexact.emplace(*fault);
   // The copy the oracle writes into: the call with every written 16-bit float tensor widened to
@@ -125,6 +128,12 @@ Call oracle_run(const Call& call, bool inputs_too) {
       o = call, bag = o.bag();  // an invalid call: the reference run on it reports what is wrong
     }
   }
+  if (bounds && !inexact && reference::planted_fault() == reference::PlantedFault::none &&
+      reference::has_oracle_and_bound(o.op)) {
+    const reference::PrecisionProfileScope scope(profile.value_or(reference::precision_profile()));
+    *bounds = reference::oracle_and_bound(o.op, bag, options);
+    return o;
+  }
   ops::run_reference(o.op, bag, reference::Precision::oracle, options);
   return o;
 }
@@ -152,6 +161,13 @@ Call run_oracle(const Call& call) {
 Call run_oracle_written(const Call& call) {
   if (harness_mutant(HarnessMutant::oracle_is_faithful)) return run_faithful_written(call);
   return oracle_run(call, false);
+}
+
+Call run_oracle_written(const Call& call, std::optional<reference::ErrorBounds>& bounds,
+                        std::optional<reference::PrecisionProfile> profile) {
+  bounds.reset();
+  if (harness_mutant(HarnessMutant::oracle_is_faithful)) return run_faithful_written(call);
+  return oracle_run(call, false, &bounds, profile);
 }
 
 Call run_faithful(const Call& call, std::optional<reference::PrecisionProfile> profile) {

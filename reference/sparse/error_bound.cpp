@@ -75,6 +75,7 @@
 #include "kparity/reference/sparse.hpp"
 #include "exact_logits.hpp"
 #include "head_lanes.hpp"
+#include "op_checks.hpp"
 #include "kparity/reference/accumulate.hpp"
 #include "kparity/reference/elements.hpp"
 #include "sink_attention.hpp"
@@ -125,8 +126,11 @@ double nonfinite_logit(const double* row, const std::vector<double>& q, double s
   return (pos ? INFINITY : -INFINITY) * scale;  // scale 0 gives NaN
 }
 
-// Writes the bounds of out[t, h, :] and lse[t, h] for every head.
-void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, const Fp32Model& m, const Sink& dst) {
+// Writes the bounds of out[t, h, :] and lse[t, h] for every head. shared (optional): the oracle's
+// work on the same token (sink_attention.hpp TokenWork), taken instead of computing it again: the
+// same q, same_rows, row statistics and split sums as the calls below would give.
+void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, const Fp32Model& m, const Sink& dst,
+                 const detail::TokenWork* shared) {
   const std::int64_t H = a.q.size(1), D = a.q.size(2), n_all = keys.size();
   const DType storage = a.q.dtype;
   const double u = m.u, uT = storage == DType::f32 ? 0.0 : unit_roundoff(storage);
@@ -150,11 +154,15 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
   // head reads of the keys (RowStats, the channels' statistics) and the heads' |q|.|k| sums and exact
   // dots, in lanes over heads (head_lanes.hpp, exact_logits.hpp): the same values as the per-head
   // loops below, which remain for tokens with a non-finite selected value.
-  std::vector<double> Q(static_cast<std::size_t>(H * D)), QT, abs_all, hi_all, lo_all, av_c, vmax_c, vmin_c, amax_c,
-      t1_c(D), hv_c(D), o_c(D);
-  for (std::int64_t h = 0; h < H && D > 0; ++h)
-    elements::load_run(a.q, elements::offset_of(a.q, {t, h, std::int64_t{0}}), a.q.strides[2], D, Q.data() + h * D);
-  RowStats rs;
+  std::vector<double> Q_own, QT, abs_all, hi_own, lo_own, av_c, vmax_c, vmin_c, amax_c, t1_c(D), hv_c(D), o_c(D);
+  if (!shared) {
+    Q_own.resize(static_cast<std::size_t>(H * D));
+    for (std::int64_t h = 0; h < H && D > 0; ++h)
+      elements::load_run(a.q, elements::offset_of(a.q, {t, h, std::int64_t{0}}), a.q.strides[2], D, Q_own.data() + h * D);
+  }
+  const std::vector<double>& Q = shared ? shared->Q : Q_own;
+  RowStats rs_own;
+  const RowStats& rs = shared ? shared->rs : rs_own;
   bool token_lanes = all_finite && n_all > 0 && D > 0 && lane_loops();
   bool split = false;
   // same[j]: the first key read from key j's row with its shift flag (same_rows). Such keys have the
@@ -162,10 +170,13 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
   // statistics, the exact dots and |q|.|k| sums, the logits and their errors, and every exponential
   // of the box below (issue 32 (3): repeats are most of a kernel-sized token's keys). Computed once
   // for the first key and copied; the sums over the keys still take every key in order.
-  std::vector<std::int64_t> same;
-  same_rows(keys, same);
+  std::vector<std::int64_t> same_own;
+  if (!shared) same_rows(keys, same_own);
+  const std::vector<std::int64_t>& same = shared ? shared->same : same_own;
+  const std::vector<double>* hi_p = &hi_own;
+  const std::vector<double>* lo_p = &lo_own;
   if (token_lanes) {
-    rs.compute(keys, same.data());
+    if (!shared) rs_own.compute(keys, same.data());
     QT.resize(Q.size());
     transpose_heads(H, D, Q.data(), QT.data());
     abs_all.resize(static_cast<std::size_t>(n_all * H));
@@ -174,10 +185,16 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
       if (same[j] != j) std::copy(abs_all.data() + same[j] * H, abs_all.data() + (same[j] + 1) * H, out_j);
       else abs_dots(H, D, 1, QT.data(), keys.rows.data() + j * D, out_j);
     }
-    split = exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi_all, lo_all, same.data());
+    if (shared && shared->split_tried) {
+      split = shared->split, hi_p = &shared->hi, lo_p = &shared->lo;
+    } else {
+      split = exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi_own, lo_own, same.data());
+    }
     av_c.resize(D), vmax_c.resize(D), vmin_c.resize(D), amax_c.resize(D);
     channel_stats(D, n_all, keys.rows.data(), av_c.data(), vmax_c.data(), vmin_c.data(), amax_c.data());
   }
+  const std::vector<double>& hi_all = *hi_p;
+  const std::vector<double>& lo_all = *lo_p;
   for (std::int64_t h = 0; h < H; ++h) {
     double* out_b = dst.out->data() + (t * H + h) * D;
     double* lse_b = dst.lse ? dst.lse->data() + t * H + h : nullptr;
@@ -370,8 +387,11 @@ void bound_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, 
   }
 }
 
+// oracle (optional): the oracle's run of the same call, token by token beside the bound, sharing
+// each token's work (TokenWork).
 template <class Gather>
-ErrorBounds bound_op(const SinkAttention& a, std::int64_t T, std::int64_t D, const Fp32Model& m, Gather gather) {
+ErrorBounds bound_op(const SinkAttention& a, std::int64_t T, std::int64_t D, const Fp32Model& m, Gather gather,
+                     const SinkAttention* oracle = nullptr) {
   ErrorBounds b;
   const std::int64_t H = a.q.size(1);
   std::vector<double>& out = b["out"];
@@ -383,17 +403,17 @@ ErrorBounds bound_op(const SinkAttention& a, std::int64_t T, std::int64_t D, con
   }
   TokenKeys keys;
   keys.D = D;
+  detail::TokenWork work;
   for (std::int64_t t = 0; t < T; ++t) {
     keys.clear();
     gather(t, keys);
-    bound_token(a, t, keys, m, Sink{&out, lse});
+    if (oracle) detail::attend_oracle_sharing(*oracle, t, keys, work);
+    bound_token(a, t, keys, m, Sink{&out, lse}, oracle ? &work : nullptr);
   }
   return b;
 }
 
-}  // namespace
-
-ErrorBounds paged_prefill_error_bound(const PagedPrefillArgs& a, const Fp32Model& m) {
+ErrorBounds prefill_bound(const PagedPrefillArgs& a, const Fp32Model& m, const SinkAttention* oracle) {
   if (a.q.ndim() != 3 || a.unified_kv.ndim() != 2 || a.kv.ndim() != 2 || a.unified_kv.size(1) != a.q.size(2) ||
       a.kv.size(1) != a.q.size(2))
     throw std::invalid_argument("sparse/paged_prefill error bound: q must be 3-D, unified_kv/kv 2-D with q's head dim");
@@ -406,10 +426,10 @@ ErrorBounds paged_prefill_error_bound(const PagedPrefillArgs& a, const Fp32Model
     const auto ext = detail::csr_span(a.kv_indptr_extend, a.kv_indices_extend, t);
     for (std::int64_t j = ext.begin; j < ext.end; ++j)
       if (const std::int64_t e = a.kv_indices_extend.load_int_flat(j); e >= 0) keys.append(a.kv, e, true);
-  });
+  }, oracle);
 }
 
-ErrorBounds paged_decode_error_bound(const PagedDecodeArgs& a, const Fp32Model& m) {
+ErrorBounds decode_bound(const PagedDecodeArgs& a, const Fp32Model& m, const SinkAttention* oracle) {
   if (a.q.ndim() != 3 || a.unified_kv.ndim() != 2 || a.unified_kv.size(1) != a.q.size(2))
     throw std::invalid_argument("sparse/paged_decode error bound: q must be 3-D, unified_kv 2-D with q's head dim");
   const SinkAttention att{a.q, a.attn_sink, a.out, a.return_lse ? a.lse : std::nullopt,
@@ -417,7 +437,27 @@ ErrorBounds paged_decode_error_bound(const PagedDecodeArgs& a, const Fp32Model& 
   return bound_op(att, a.q.size(0), a.q.size(2), m, [&](std::int64_t t, TokenKeys& keys) {
     const auto span = detail::csr_span(a.kv_indptr, a.kv_indices, t);
     for (std::int64_t j = span.begin; j < span.end; ++j) keys.append(a.unified_kv, a.kv_indices.load_int_flat(j), false);
-  });
+  }, oracle);
+}
+
+}  // namespace
+
+ErrorBounds paged_prefill_error_bound(const PagedPrefillArgs& a, const Fp32Model& m) { return prefill_bound(a, m, nullptr); }
+ErrorBounds paged_decode_error_bound(const PagedDecodeArgs& a, const Fp32Model& m) { return decode_bound(a, m, nullptr); }
+
+// The oracle's own checks and guards first (paged_prefill.cpp, paged_decode.cpp), so a call the
+// oracle refuses throws as it does; its SinkAttention is the oracle run's.
+ErrorBounds paged_prefill_oracle_and_bound(const PagedPrefillArgs& a, const ValidateOptions& options, const Fp32Model& m) {
+  detail::check_prefill_for_reference(a, options);
+  const SinkAttention oracle{a.q, a.attn_sink, a.out, a.return_lse ? a.lse : std::nullopt,
+                             a.softmax_scale, a.replicated_logit_shift, detail::ExpBase::e, Precision::oracle};
+  return prefill_bound(a, m, &oracle);
+}
+ErrorBounds paged_decode_oracle_and_bound(const PagedDecodeArgs& a, const ValidateOptions& options, const Fp32Model& m) {
+  detail::check_decode_for_reference(a, options);
+  const SinkAttention oracle{a.q, a.attn_sink, a.out, a.return_lse ? a.lse : std::nullopt,
+                             a.softmax_scale, 0.0, detail::ExpBase::two, Precision::oracle};
+  return decode_bound(a, m, &oracle);
 }
 
 }  // namespace kparity::reference::sparse

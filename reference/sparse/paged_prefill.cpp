@@ -4,20 +4,26 @@
 #include <stdexcept>
 
 #include "kparity/reference/sparse.hpp"
+#include "op_checks.hpp"
 #include "sink_attention.hpp"
 
 namespace kparity::reference::sparse {
 
-void paged_prefill(const PagedPrefillArgs& a, Precision p, const ValidateOptions& options) {
+void detail::check_prefill_for_reference(const PagedPrefillArgs& a, const ValidateOptions& options) {
   kparity::sparse::check_paged_prefill(a, options);
   // Guards for options that skip the shape checks: the reference never reads out of bounds.
   if (a.q.ndim() != 3 || a.unified_kv.ndim() != 2 || a.kv.ndim() != 2 || a.out.ndim() != 3)
     throw std::invalid_argument("sparse/paged_prefill reference: q/out must be 3-D and unified_kv/kv 2-D");
   if (a.return_lse && !a.lse)
     throw std::invalid_argument("sparse/paged_prefill reference: return_lse needs an lse buffer");
-  const std::int64_t T = a.q.size(0), D = a.q.size(2);
+  const std::int64_t D = a.q.size(2);
   if (a.unified_kv.size(1) != D || a.kv.size(1) != D)
     throw std::invalid_argument("sparse/paged_prefill reference: head dims of q, unified_kv and kv differ");
+}
+
+void paged_prefill(const PagedPrefillArgs& a, Precision p, const ValidateOptions& options) {
+  detail::check_prefill_for_reference(a, options);
+  const std::int64_t T = a.q.size(0), D = a.q.size(2);
 
   detail::SinkAttention att{a.q, a.attn_sink, a.out, a.return_lse ? a.lse : std::nullopt,
                             a.softmax_scale, a.replicated_logit_shift, detail::ExpBase::e, p};

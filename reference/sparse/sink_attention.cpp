@@ -394,18 +394,25 @@ void weighted_values(const TokenKeys& keys, const RowStats& rs, const std::vecto
   if (any_zero(num, D)) zero_signs();
 }
 
-void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
+// work: the token's q, key statistics and split dots, left there for the a-priori bound.
+void attend_oracle(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, TokenWork& work) {
   const std::int64_t H = a.q.size(1), D = a.q.size(2), n = keys.size();
   const double scale = a.softmax_scale, shift = a.shift;
-  std::vector<double> Q, result(D), s(n), x(n), hi, lo;
+  std::vector<double> result(D), s(n), x(n);
+  std::vector<double>& Q = work.Q;
   load_q(a, t, Q);
-  std::vector<std::int64_t> same;
-  same_rows(keys, same);
-  RowStats rs;
-  rs.compute(keys, same.data());
+  const std::vector<std::int64_t>& same = work.same;
+  same_rows(keys, work.same);
+  const RowStats& rs = work.rs;
+  work.rs.special_at.clear();  // only non-finite rows set theirs: none is left from an earlier token
+  work.rs.compute(keys, same.data());
   thread_local ZeroSigns zs;  // the token's zero signs, computed when a head first needs them
   zs.ready = false;
-  const bool split = oracle_fast_paths() && exact_dots_split(Q.data(), a.q.dtype, H, D, keys, rs, hi, lo, same.data());
+  work.split_tried = oracle_fast_paths();
+  work.split = work.split_tried && exact_dots_split(Q.data(), a.q.dtype, H, D, keys, work.rs, work.hi, work.lo, same.data());
+  const bool split = work.split;
+  const std::vector<double>& hi = work.hi;
+  const std::vector<double>& lo = work.lo;
   HeadDots dots;
   for (std::int64_t h = 0; h < H; ++h) {
     dots.qrow = Q.data() + h * D;
@@ -558,8 +565,16 @@ Span csr_span(const TensorView& indptr, const TensorView& indices, std::int64_t 
 }
 
 void attend_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys) {
-  if (a.precision == Precision::oracle) attend_oracle(a, t, keys);
-  else attend_faithful(a, t, keys);
+  if (a.precision == Precision::oracle) {
+    thread_local TokenWork work;  // scratch kept across tokens
+    attend_oracle(a, t, keys, work);
+  } else {
+    attend_faithful(a, t, keys);
+  }
+}
+
+void attend_oracle_sharing(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, TokenWork& work) {
+  attend_oracle(a, t, keys, work);
 }
 
 }  // namespace kparity::reference::sparse::detail

@@ -71,6 +71,19 @@ struct SinkAttention {
 // Computes out[t, :, :] (and lse[t, :]) from the token's keys.
 void attend_token(const SinkAttention& a, std::int64_t t, const TokenKeys& keys);
 
+// What the oracle computes of a token before its heads and the a-priori bound needs too (issue 32
+// (3): the bound took them again, about half of the split dots of a kernel-sized case): q of every
+// head (H x D), same_rows' answer, the rows' statistics and exact_dots_split's sums (split_tried:
+// the oracle took its fast paths and asked for them; split: they apply).
+struct TokenWork {
+  std::vector<double> Q, hi, lo;
+  std::vector<std::int64_t> same;
+  RowStats rs;
+  bool split_tried = false, split = false;
+};
+// attend_token at Precision::oracle, leaving the token's shared work in w.
+void attend_oracle_sharing(const SinkAttention& a, std::int64_t t, const TokenKeys& keys, TokenWork& w);
+
 // The CSR span [indptr[t], indptr[t+1]) clipped to empty when it decreases (C.1 item 1); throws
 // std::out_of_range when a non-empty span leaves the index array (upstream reads out of bounds).
 struct Span { std::int64_t begin = 0, end = 0; };

@@ -48,4 +48,16 @@ ErrorBounds error_bound(std::string_view op, const ArgBag& bag, const Fp32Model&
   throw std::invalid_argument("no error bound for op '" + std::string(op) + "'");
 }
 
+bool has_oracle_and_bound(std::string_view op) noexcept {
+  return op == kparity::sparse::kPagedPrefillOp || op == kparity::sparse::kPagedDecodeOp;
+}
+
+ErrorBounds oracle_and_bound(std::string_view op, const ArgBag& bag, const ValidateOptions& options, const Fp32Model& m) {
+  if (op == kparity::sparse::kPagedPrefillOp)
+    return sparse::paged_prefill_oracle_and_bound(kparity::sparse::paged_prefill_args(bag), options, m);
+  if (op == kparity::sparse::kPagedDecodeOp)
+    return sparse::paged_decode_oracle_and_bound(kparity::sparse::paged_decode_args(bag), options, m);
+  throw std::invalid_argument("no oracle run beside its bound for op '" + std::string(op) + "'");
+}
+
 }  // namespace kparity::reference

@@ -65,10 +65,21 @@ void fold(const Call& c, std::uint64_t& digest) {
   }
 }
 
+bool same_bits(const reference::ErrorBounds& a, const reference::ErrorBounds& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [name, v] : a) {
+    const auto it = b.find(name);
+    if (it == b.end() || it->second.size() != v.size()) return false;
+    if (!v.empty() && std::memcmp(v.data(), it->second.data(), v.size() * sizeof(double)) != 0) return false;
+  }
+  return true;
+}
+
 // One case's parts, timed, added to `row`.
 void time_case(const Call& c, const OpFuzzSpec& spec, OracleBenchRow& row) {
   double c0 = process_cpu_seconds(), w0 = wall_seconds();
-  const Call o = run_oracle_written(c);  // as the campaign's rule runs them (run_and_judge)
+  std::optional<reference::ErrorBounds> shared;  // the sparse ops' bounds from the oracle's pass
+  const Call o = run_oracle_written(c, shared, std::nullopt);  // as the campaign's rule runs them (run_and_judge)
   double c1 = process_cpu_seconds();
   const Call f = run_faithful_written(c);
   double c2 = process_cpu_seconds();
@@ -95,6 +106,9 @@ void time_case(const Call& c, const OpFuzzSpec& spec, OracleBenchRow& row) {
   } catch (const std::invalid_argument&) {  // an op without bounds (kda/chunk)
   }
   row.bound += process_cpu_seconds() - b0;
+  // The bounds the rule took from the oracle's pass must be error_bound's, bit for bit.
+  if (shared && !same_bits(*shared, bounds))
+    throw std::runtime_error(c.op + ": the oracle's pass gave other a-priori bounds than error_bound: " + c.description);
   for (const auto& [name, v] : bounds)
     for (double y : v) {
       const double x = std::isnan(y) ? std::numeric_limits<double>::quiet_NaN() : y;

@@ -9,6 +9,7 @@
 #include "kparity/judge/backend.hpp"
 #include "kparity/judge/call.hpp"
 #include "kparity/reference/accumulate.hpp"
+#include "kparity/reference/error_bound.hpp"
 #include "kparity/reference/planted_fault.hpp"
 #include "kparity/reference/precision_profile.hpp"
 
@@ -35,6 +36,12 @@ Call run_backend(const Call& call, const Backend& backend);
 // twice a case, with the pages the copies map, was a few percent of its host time). The references
 // never write an input; a backend under test runs on a full clone (run_backend).
 Call run_oracle_written(const Call& call);
+// run_oracle_written; where the op's oracle and bound share their work (reference::
+// has_oracle_and_bound) and no test fault or harness mutant touches the oracle, also the call's
+// a-priori bounds from the same pass into `bounds` (reference::error_bound's, under `profile` as
+// the rule takes them); else `bounds` is left empty.
+Call run_oracle_written(const Call& call, std::optional<reference::ErrorBounds>& bounds,
+                        std::optional<reference::PrecisionProfile> profile);
 Call run_faithful_written(const Call& call, std::optional<reference::PrecisionProfile> profile = std::nullopt);
 
 // The faithful reference seen as a backend under test: it passes the rule by construction

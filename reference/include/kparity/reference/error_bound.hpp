@@ -46,6 +46,13 @@ using ErrorBounds = std::map<std::string, std::vector<double>>;
 // std::invalid_argument for an op without bounds and what the argument conversion throws.
 ErrorBounds error_bound(std::string_view op, const ArgBag& bag, const Fp32Model& m = {});
 
+// Ops whose oracle run and bound share their work (the sparse ops, issue 32 (3)): oracle_and_bound
+// runs the oracle on `bag` as the op table's reference at Precision::oracle under `options` does
+// (the same outputs and exceptions) and returns error_bound's bounds of the same call.
+bool has_oracle_and_bound(std::string_view op) noexcept;
+ErrorBounds oracle_and_bound(std::string_view op, const ArgBag& bag, const ValidateOptions& options,
+                             const Fp32Model& m = {});
+
 // gamma_n(u) = n u / (1 - n u), +inf once n u >= 1.
 double gamma_n(double n, double u) noexcept;
 // Half an ulp at 1 (2^-24, 2^-11, 2^-8 for f32, f16, bf16; 0 for integers): the relative error of a

@@ -20,4 +20,12 @@ void paged_decode(const PagedDecodeArgs& args, Precision p,
 ErrorBounds paged_prefill_error_bound(const PagedPrefillArgs& args, const Fp32Model& m = {});
 ErrorBounds paged_decode_error_bound(const PagedDecodeArgs& args, const Fp32Model& m = {});
 
+// paged_prefill / paged_decode at Precision::oracle and the error bounds of the same call in one
+// pass over its tokens: each token's keys, their statistics and exact dots are taken once for both
+// (issue 32 (3)). The same outputs, the same bounds and the same exceptions as the two calls apart.
+ErrorBounds paged_prefill_oracle_and_bound(const PagedPrefillArgs& args, const ValidateOptions& options,
+                                           const Fp32Model& m = {});
+ErrorBounds paged_decode_oracle_and_bound(const PagedDecodeArgs& args, const ValidateOptions& options,
+                                          const Fp32Model& m = {});
+
 }  // namespace kparity::reference::sparse
