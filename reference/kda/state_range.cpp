@@ -30,7 +30,10 @@ namespace {
 void magnitudes_scalar(const double* x, std::size_t i, std::size_t n, double& lo, double& hi, bool& finite) noexcept {
   for (; i < n; ++i) {
     const double a = std::fabs(x[i]);
-    finite = finite && a <= DBL_MAX;  // NaN compares false
+    if (!(a <= DBL_MAX)) {  // inf or NaN: not in the range
+      finite = false;
+      continue;
+    }
     hi = a > hi ? a : hi;
     lo = a != 0 && a < lo ? a : lo;
   }
@@ -38,8 +41,8 @@ void magnitudes_scalar(const double* x, std::size_t i, std::size_t n, double& lo
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // Four lanes at a time (the compiler left the loop above scalar: the scan of a head's state was 2% of
-// a kda/recurrent case). A zero is left out of the minimum by making it a NaN, which minpd passes
-// over (it returns its second operand); a non-finite value shows in the flag only.
+// a kda/recurrent case). A zero or a non-finite value is left out of the minimum by making it a NaN,
+// which minpd passes over (it returns its second operand), and out of the maximum as a zero.
 __attribute__((target("avx2"))) std::size_t magnitudes_avx2(const double* x, std::size_t n, double& lo, double& hi,
                                                            bool& finite) noexcept {
   const __m256d sign = _mm256_set1_pd(-0.0), big = _mm256_set1_pd(DBL_MAX), zero = _mm256_setzero_pd();
@@ -47,9 +50,10 @@ __attribute__((target("avx2"))) std::size_t magnitudes_avx2(const double* x, std
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const __m256d a = _mm256_andnot_pd(sign, _mm256_loadu_pd(x + i));
-    bad = _mm256_or_pd(bad, _mm256_cmp_pd(a, big, _CMP_NLE_UQ));
-    vhi = _mm256_max_pd(a, vhi);
-    vlo = _mm256_min_pd(_mm256_or_pd(a, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ)), vlo);
+    const __m256d nf = _mm256_cmp_pd(a, big, _CMP_NLE_UQ);  // inf or NaN
+    bad = _mm256_or_pd(bad, nf);
+    vhi = _mm256_max_pd(_mm256_andnot_pd(nf, a), vhi);
+    vlo = _mm256_min_pd(_mm256_or_pd(a, _mm256_or_pd(nf, _mm256_cmp_pd(a, zero, _CMP_EQ_OQ))), vlo);
   }
   if (_mm256_movemask_pd(bad) != 0) finite = false;
   alignas(32) double l[4], h[4];
@@ -80,18 +84,14 @@ Magnitudes magnitudes(const double* x, std::size_t n) noexcept {
 }
 
 void refresh(StateRange& r, const double* ST, std::size_t n) noexcept {
-  if (r.known || r.nonfinite) return;
+  if (r.known) return;
   const Magnitudes m = magnitudes(ST, n);
-  if (!m.finite) {
-    r.nonfinite = true;
-    return;
-  }
   r.known = true, r.lo = m.lo, r.hi = m.hi;
 }
 
 bool decayed_range(const StateRange& s, const Magnitudes& c, StateRange& r) noexcept {
   r.known = false;
-  if (!s.known || !c.finite) return false;
+  if (!s.known) return false;
   r.hi = s.hi * c.hi * kUp;
   if (!(r.hi <= DBL_MAX)) return false;
   if (s.lo == INFINITY || c.lo == INFINITY) {
@@ -106,7 +106,7 @@ bool decayed_range(const StateRange& s, const Magnitudes& c, StateRange& r) noex
 
 bool updated_range(const StateRange& s, const Magnitudes& d, const Magnitudes& k, StateRange& r) noexcept {
   r.known = false;
-  if (!s.known || !d.finite || !k.finite) return false;
+  if (!s.known) return false;
   r.hi = (d.hi * k.hi + s.hi) * kUp;
   if (!(r.hi <= DBL_MAX)) return false;
   // Every non-zero term is a multiple of 2^L (state_range.hpp), so is their exact sum.
@@ -124,13 +124,13 @@ bool updated_range(const StateRange& s, const Magnitudes& d, const Magnitudes& k
 }
 
 bool products_in_range(const StateRange& a, const Magnitudes& m) noexcept {
-  if (!a.known || !m.finite) return false;
+  if (!a.known) return false;
   if (a.lo == INFINITY || m.lo == INFINITY) return true;  // every product has a zero factor
   return a.lo * m.lo * kDown >= kTiny && a.hi * m.hi * kUp <= kHuge;
 }
 
 bool products_in_range(const Magnitudes& a, const Magnitudes& b) noexcept {
-  if (!a.finite) return false;
+  if (!a.finite || !b.finite) return false;
   StateRange r;
   r.known = true, r.lo = a.lo, r.hi = a.hi;
   return products_in_range(r, b);

@@ -16,15 +16,23 @@
 //                               so a non-zero a is >= 2^L (exactly representable: no underflow),
 //                               and |a| <= hi_d hi_k + hi_S'.
 // Each token's lower bound falls by about 52 binades (the update's lsb argument), so the range is
-// measured again (scan_state) when it has fallen far or was lost; a state holding inf or NaN keeps
-// them (no finite arithmetic makes them finite again) and is never promised. Whether a pass is
-// promised changes which kernel runs, never a result: under the promise the tested verdict is known.
+// measured again (refresh) when it has fallen far or was lost. Whether a pass is promised changes
+// which kernel runs, never a result: under the promise the tested verdict is known.
+//
+// Non-finite values. The ranges are of the finite values only, and the passes' promise is the weak
+// one of exact_lanes.hpp (every product of two finite factors in range): a non-finite factor makes
+// its product inf or NaN, which leaves the lane's p non-finite for good and fails the lane under
+// either kernel. Each step keeps "every finite value within the range": S c, fma(d, k, S') with a
+// non-finite operand is not finite (inf * 0 and inf - inf are NaN), and with finite operands it is
+// bounded as above (an overflow is excluded by the upper bound's test). So a special-value input
+// (a NaN in one row of the state, an infinite v) no longer sends the whole sequence to the tracked
+// kernels.
 #include <cstddef>
 
 namespace kparity::reference::kda::detail {
 
-// The non-zero magnitudes of a vector: lo = least non-zero |x| (+inf: every x is zero), hi = max |x|;
-// finite: every x is finite (lo and hi mean nothing otherwise).
+// The non-zero magnitudes of a vector's finite values: lo = least non-zero |x| (+inf: none), hi =
+// max |x| (0: none); finite: every x is finite.
 struct Magnitudes {
   double lo = 0, hi = 0;
   bool finite = true;
@@ -32,23 +40,24 @@ struct Magnitudes {
 Magnitudes magnitudes(const double* x, std::size_t n) noexcept;
 
 struct StateRange {
-  bool known = false;      // lo and hi bound the state now
-  bool nonfinite = false;  // the state holds inf or NaN: for good
-  double lo = 0, hi = 0;   // every non-zero |S| >= lo (+inf: the state is zero), every |S| <= hi
+  bool known = false;     // lo and hi bound the state's finite values now
+  double lo = 0, hi = 0;  // every finite non-zero |S| >= lo (+inf: none), every finite |S| <= hi
 };
 
-// Measures the state (n values) into r when its range is not known (and the state finite).
+// Measures the state (n values) into r when its range is not known.
 void refresh(StateRange& r, const double* ST, std::size_t n) noexcept;
 
-// The range of fl(S c) (decay) from the state's, and of fl(d k + S') (update) from the decayed
-// state's; false where no range follows (a non-finite factor, a possible underflow), and r then holds
-// nothing.
+// The range of the finite values of fl(S c) (decay) from the state's, and of fl(d k + S') (update)
+// from the decayed state's; false where no range follows (a possible underflow or overflow), and r
+// then holds nothing.
 bool decayed_range(const StateRange& s, const Magnitudes& c, StateRange& r) noexcept;
 bool updated_range(const StateRange& s, const Magnitudes& d, const Magnitudes& k, StateRange& r) noexcept;
 
-// Whether every product a * b, a in the state's range and b with magnitudes m, is in dot2's range.
+// Whether every product a * b of finite factors, a in the state's range and b with magnitudes m, is
+// in dot2's range (exact_lanes.hpp's weak promise of dot2_scaled / dot2_updated).
 bool products_in_range(const StateRange& a, const Magnitudes& m) noexcept;
-// The same for two vectors' magnitudes (false where either holds a non-finite value).
+// Whether every product of two vectors' values is in dot2's range (false where either holds a
+// non-finite value: dot2_certify's promise covers every product).
 bool products_in_range(const Magnitudes& a, const Magnitudes& b) noexcept;
 
 // The state's range for the next token: `next` where it was derived and has not fallen far, else

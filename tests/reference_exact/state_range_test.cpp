@@ -1,6 +1,7 @@
-// The recurrence's state ranges (reference/kda/state_range.hpp): every derived range holds the values
-// the passes compute (the decay S c, the update fma(d, k, S')), cancelling updates included, and a
-// promise is only given where every product passes dot2's range test (exact_lanes.hpp dot2_step).
+// The recurrence's state ranges (reference/kda/state_range.hpp): every derived range holds the finite
+// values the passes compute (the decay S c, the update fma(d, k, S')), cancelling updates and special
+// values included, and a promise is only given where every product of finite factors passes dot2's
+// range test (exact_lanes.hpp dot2_step) and every other product is not finite.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,9 +21,17 @@ bool in_range(double a, double b) {
   return h == 0 ? (a == 0 || b == 0) : (ah >= 0x1p-960 && ah <= 0x1p1000);
 }
 
+// A finite value within the range (non-finite values are outside what the range describes).
 bool within(const d::StateRange& r, double x) {
+  if (!std::isfinite(x)) return true;
   if (x == 0) return std::fabs(x) <= r.hi;
   return std::fabs(x) >= r.lo && std::fabs(x) <= r.hi;
+}
+// dot2_step's verdict on a term of two finite factors (the weak promise); a non-finite factor gives
+// a non-finite product, which fails its lane through p.
+bool finite_term_in_range(double a, double b) {
+  if (!std::isfinite(a) || !std::isfinite(b)) return !std::isfinite(a * b);
+  return in_range(a, b);
 }
 
 // A vector of n values at scale 2^e, with zeros in places and, for `wide`, exponents spread over
@@ -45,18 +54,21 @@ TEST(StateRange, DerivedRangesHoldThePassesValuesAndPromisesHoldEveryProduct) {
     const int es = static_cast<int>(g() % 2000) - 1000;  // the state's scale: tiny to huge
     const bool wide = g() % 2 == 0;
     std::vector<double> S = draw(g, K * V, es, wide, trial % 5 == 0 ? 1 : 4);  // 1: all zeros
-    const std::vector<double> c = draw(g, K, -static_cast<int>(g() % 40), false, 6);
+    std::vector<double> c = draw(g, K, -static_cast<int>(g() % 40), false, 6);
     std::vector<double> k = draw(g, K, -static_cast<int>(g() % 30), wide, 5);
-    const std::vector<double> q = draw(g, K, -static_cast<int>(g() % 30), wide, 5);
+    std::vector<double> q = draw(g, K, -static_cast<int>(g() % 30), wide, 5);
     std::vector<double> dv = draw(g, V, es + static_cast<int>(g() % 20) - 10, wide, 5);
-    if (trial % 7 == 3) S[0] = INFINITY;  // a non-finite state is never known
+    // Special values in places: the ranges describe the finite values only.
+    if (trial % 7 == 3) S[g() % S.size()] = INFINITY;
+    if (trial % 11 == 4) S[g() % S.size()] = NAN;
+    if (trial % 13 == 5) c[g() % K] = INFINITY;
+    if (trial % 17 == 6) k[g() % K] = NAN;
+    if (trial % 19 == 7) q[g() % K] = -INFINITY;
+    if (trial % 23 == 8) dv[g() % V] = NAN;
 
     d::StateRange r;
     d::refresh(r, S.data(), S.size());
-    if (!r.known) {
-      EXPECT_TRUE(r.nonfinite);
-      continue;
-    }
+    ASSERT_TRUE(r.known);
     for (double x : S) ASSERT_TRUE(within(r, x));
     // The decay S[i][l] * c[i].
     std::vector<double> A(S.size());
@@ -69,7 +81,7 @@ TEST(StateRange, DerivedRangesHoldThePassesValuesAndPromisesHoldEveryProduct) {
     if (d::products_in_range(dec, mk)) {
       ++promised;
       for (std::size_t i = 0; i < K; ++i)
-        for (std::size_t l = 0; l < V; ++l) ASSERT_TRUE(in_range(A[i * V + l], -k[i])) << "trial " << trial;
+        for (std::size_t l = 0; l < V; ++l) ASSERT_TRUE(finite_term_in_range(A[i * V + l], -k[i])) << "trial " << trial;
     }
     // Cancelling updates: some d[l] k[i] nearly the negative of the decayed element.
     if (trial % 3 == 0)
@@ -87,7 +99,7 @@ TEST(StateRange, DerivedRangesHoldThePassesValuesAndPromisesHoldEveryProduct) {
     if (d::products_in_range(up, d::magnitudes(q.data(), K))) {
       ++promised;
       for (std::size_t i = 0; i < K; ++i)
-        for (std::size_t l = 0; l < V; ++l) ASSERT_TRUE(in_range(A[i * V + l], q[i])) << "trial " << trial;
+        for (std::size_t l = 0; l < V; ++l) ASSERT_TRUE(finite_term_in_range(A[i * V + l], q[i])) << "trial " << trial;
     }
   }
   EXPECT_GT(promised, 100u);
@@ -127,10 +139,17 @@ TEST(StateRange, MagnitudesAreTheLeastNonZeroAndTheLargest) {
       EXPECT_EQ(m.lo, lo) << n << " " << trial;
       EXPECT_EQ(m.hi, hi) << n << " " << trial;
       if (n == 0) continue;
-      for (double bad : {INFINITY, -INFINITY, NAN}) {
+      for (double bad : {INFINITY, -INFINITY, NAN}) {  // noticed, and left out of lo and hi
         std::vector<double> y = x;
-        y[g() % n] = bad;
-        EXPECT_FALSE(d::magnitudes(y.data(), n).finite) << n << " " << trial;
+        const std::size_t at = g() % n;
+        y[at] = bad;
+        double ylo = INFINITY, yhi = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          if (i != at) yhi = std::max(yhi, std::fabs(y[i])), ylo = y[i] != 0 ? std::min(ylo, std::fabs(y[i])) : ylo;
+        const d::Magnitudes my = d::magnitudes(y.data(), n);
+        EXPECT_FALSE(my.finite) << n << " " << trial;
+        EXPECT_EQ(my.lo, ylo) << n << " " << trial;
+        EXPECT_EQ(my.hi, yhi) << n << " " << trial;
       }
     }
   }

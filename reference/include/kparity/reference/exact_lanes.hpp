@@ -39,9 +39,11 @@ void dot2(std::size_t n, std::size_t lanes, const double* A, std::size_t lda, co
 // same updated A and the same p, s, T, ok as that loop followed by dot2; with AVX-512 or AVX2 an
 // element is loaded once for both (issue 32 (3): the KDA recurrence's decay with its predict, its
 // rank-one update with its readout). in_range: the caller's promise that every term (updated A,
-// b[i]) is an exact zero with a zero factor or a product of magnitude in [2^-960, 2^1000], what dot2's
-// range verdict tests; the vector kernels then skip that test (a fifth of their operations, issue 32
-// (3)) and give the same results, ok included.
+// b[i]) with two finite factors is an exact zero with a zero factor or a product of magnitude in
+// [2^-960, 2^1000], what dot2's range verdict tests; the vector kernels then skip that test (a fifth
+// of their operations, issue 32 (3)) and give the same results, ok included. A term with a
+// non-finite factor needs no promise: its product is inf or NaN, the lane's p stays non-finite from
+// there on, and the lane fails with or without the test.
 void dot2_scaled(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* scale, const double* b,
                  double* p, double* s, double* T, unsigned char* ok, bool in_range = false) noexcept;
 void dot2_updated(std::size_t n, std::size_t lanes, double* A, std::size_t lda, const double* d, const double* k,
