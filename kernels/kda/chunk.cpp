@@ -142,11 +142,14 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
     return not_implemented(kOp, kUnsupportedId, "KPARITY_CHUNK_FORM", form.text,
                            "unset or 0 (the verified chain), spread (the spread chain, docs/kda_chunk_kernel.md 5)");
 #endif
-  static const EnvChoice prep = env_choice("KPARITY_CHUNK_PREP", kChunkPrepGeneric,
+  // The prep's default is auto (the specialised instance where the call fits): measured 2026-12-06 on an
+  // H100 (bench/results/kda_prefill_2026-12-06b.md), the same workspace words as the generic instance on
+  // every Chunk test and bench call under check, and 6-12% less time per call.
+  static const EnvChoice prep = env_choice("KPARITY_CHUNK_PREP", kChunkPrepAuto,
                                            {{"generic", kChunkPrepGeneric}, {"auto", kChunkPrepAuto}, {"check", kChunkPrepCheck}});
   if (prep.value < 0)
     return not_implemented(kOp, kUnsupportedId, "KPARITY_CHUNK_PREP", prep.text,
-                           "unset or generic, auto, check (the prep kernel's instance, docs/kda_chunk_kernel.md 5)");
+                           "unset or auto, generic, check (the prep kernel's instance, docs/kda_chunk_kernel.md 5)");
   if (!chunk_kernel_built()) return not_built();
 
   put4(a.q, p.q, p.q_dt, p.q_sb, p.q_st, p.q_sh, p.q_sk);

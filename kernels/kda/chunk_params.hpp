@@ -37,7 +37,7 @@ inline constexpr int kChunkFormComposed = 2;
 constexpr int chunk_chain_threads(bool spread) { return kChunkThreads + (spread ? 32 : 0); }
 
 // The prep kernel's instance (chunk_prep_kernel.cuh, KPARITY_CHUNK_PREP, read in chunk.cpp): the generic
-// one (the default), the one specialised for the common call wherever the call matches it (auto), or
+// one, the one specialised for the common call wherever the call matches it (auto, the default), or
 // both, their blocks compared word for word on the device (check: a debug mode, a difference traps).
 enum ChunkPrep : int { kChunkPrepGeneric = 0, kChunkPrepAuto = 1, kChunkPrepCheck = 2 };
 

@@ -17,9 +17,10 @@
 // sequences can start in one window), found by a binary search of cu_seqlens.
 //
 // Two instances a head dim (KPARITY_CHUNK_PREP, read in chunk.cpp; docs/kda_chunk_kernel.md section 5):
-// FAST = false, the generic one (dtype codes, vector flags and V read at run time; the default), and
-// FAST = true for the common call (chunk_prep_fast_fits: bf16 q, k and v, fp32 g, every row of the
-// four 16-byte vectorisable, V == K; the bench's and fla's prefill calls). The FAST instance is this
+// FAST = false, the generic one (dtype codes, vector flags and V read at run time; every call the
+// FAST one does not fit), and FAST = true (the default where it fits, since 2026-12-06) for the
+// common call (chunk_prep_fast_fits: bf16 q, k and v, fp32 g, every row of the four 16-byte
+// vectorisable, V == K; the bench's and fla's prefill calls). The FAST instance is this
 // same source with those run-time values replaced by the constants the launcher proved equal to
 // them, so the compiler drops the dtype branches and divides by constants: the same loads and the
 // same arithmetic per element in the same order, the same bits (the check mode compares them).
