@@ -12,7 +12,7 @@
 #            twelve captured calls of tests/data/fla_chunk_kda (issue 30's bar; scripts/gpu-wave.sh accuracy
 #            captures more)
 #   ncuforms every chunk kernel's duration (ncu, clocks as found, the quick bench) under each chain form
-#            (verified, spread, composed) and prep instance (generic, auto): chunk-ncuforms-<form>-<prep>.csv
+#            (verified, spread) and prep instance (generic, auto): chunk-ncuforms-<form>-<prep>.csv
 #   ncusrc   Nsight Compute's SASS source page (per-instruction stall samples) of the chain and the
 #            prep kernel, one launch each (1x8192, H = 32), as CSV, with the full sections
 #   ncu      Nsight Compute (clocks not locked): every chunk kernel's duration over the quick bench
@@ -24,12 +24,6 @@
 #            the forms store the same bits); a bad KPARITY_CHUNK_FORM refused; kda_prefill_bench under
 #            each form, in turns, twice; chunk-forms-summary.log has the 1x8192 and 1x32768 rows (H = 32)
 #   formsan  compute-sanitizer memcheck and racecheck on the small kda/chunk tests under spread
-#   composed issue 30, the composed chain (KPARITY_CHUNK_FORM=composed, 4 chunks a chain step; the bundle
-#            must be built with -DKPARITY_CHUNK_COMPOSED=ON, docs/kda_chunk_composed.md section 5): the
-#            Chunk tests under composed (tensor cores, then SIMT; they compare with chunk_model at 4 chunks
-#            a step), the accuracy JSON on the twelve captured fla calls under 0 and composed (not equal
-#            bits: compare the errors), kda_prefill_bench under 0 and composed, in turns, twice, then
-#            memcheck and racecheck under composed; chunk-composed-summary.log has the rows that matter
 #   prep     issue 30 step 2, the prep kernel's specialised instance (KPARITY_CHUNK_PREP=auto: bf16 q/k/v,
 #            fp32 g, vectorisable rows, V == K): the Chunk tests and the quick bench under
 #            KPARITY_CHUNK_PREP=check (both instances, their workspaces compared word for word on the
@@ -78,7 +72,7 @@ for ph in $phases; do
     ncuforms)
       # Which kernel the time goes to under each chain form and prep instance (clocks as found, the
       # quick bench): one CSV per configuration, gpu__time_duration of every chunk kernel launch.
-      for cfg in 0:generic spread:generic 0:auto composed:generic; do
+      for cfg in 0:generic spread:generic 0:auto spread:auto; do
         f=${cfg%%:*}; p=${cfg#*:}
         KPARITY_CHUNK_FORM=$f KPARITY_CHUNK_PREP=$p timeout 150 ncu --clock-control none -k regex:chunk \
           --metrics gpu__time_duration.sum --csv build/bench/kda_prefill_bench --quick \
@@ -136,38 +130,6 @@ for ph in $phases; do
           --gtest_filter='Chunk.RefusedCallWritesNothing:Chunk.GraphCaptureReplaysTheLaunch:Chunk.GateExtremes' \
           > "$OUT/chunk-forms-$tool.log" 2>&1; echo "exit $?" >> "$OUT/chunk-forms-$tool.log"
       done
-      ;;
-    composed)
-      S=$OUT/chunk-composed-summary.log
-      KPARITY_CHUNK_FORM=composed timeout 200 $T --gtest_filter='Chunk*' 2>&1 | tail -80 > "$OUT/chunk-composed-tests.log"
-      KPARITY_CHUNK_FORM=composed KPARITY_CHUNK_SIMT=1 timeout 200 $T --gtest_filter='Chunk.*' 2>&1 | tail -80 \
-        > "$OUT/chunk-composed-tests-simt.log"
-      { echo "## tests under composed (mma, then SIMT)"; tail -3 "$OUT/chunk-composed-tests.log" "$OUT/chunk-composed-tests-simt.log"; } > "$S"
-      # The composed form has its own rounding: the two JSON files differ; their errors go side by side.
-      for f in 0 composed; do
-        KPARITY_CHUNK_FORM=$f timeout 120 build/bench/kda_chunk_accuracy --impl cuda --json "$OUT/chunk-composed-accuracy-$f.json" \
-          tests/data/fla_chunk_kda > "$OUT/chunk-composed-accuracy-$f.log" 2>&1
-        { echo "## accuracy under KPARITY_CHUNK_FORM=$f (exit $?)"; tail -20 "$OUT/chunk-composed-accuracy-$f.log"; } >> "$S"
-      done
-      for r in 1 2; do
-        for f in 0 composed; do
-          KPARITY_CHUNK_FORM=$f timeout 300 build/bench/kda_prefill_bench > "$OUT/chunk-composed-bench-$f-$r.md" 2>&1
-        done
-      done
-      for r in 1 2; do
-        for f in 0 composed; do
-          echo "## KPARITY_CHUNK_FORM=$f, run $r"
-          grep -E '^\| (1x8192|1x32768) \| 32 \|' "$OUT/chunk-composed-bench-$f-$r.md"
-          grep 'chunk kernel:' "$OUT/chunk-composed-bench-$f-$r.md"
-        done
-      done >> "$S"
-      for tool in memcheck racecheck; do
-        KPARITY_CHUNK_FORM=composed timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $T \
-          --gtest_filter='Chunk.RefusedCallWritesNothing:Chunk.GraphCaptureReplaysTheLaunch:Chunk.GateExtremes' \
-          > "$OUT/chunk-composed-$tool.log" 2>&1; echo "exit $?" >> "$OUT/chunk-composed-$tool.log"
-        echo "## $tool under composed: $(tail -1 "$OUT/chunk-composed-$tool.log")" >> "$S"
-      done
-      cat "$S"
       ;;
     prep)
       S=$OUT/chunk-prep-summary.log

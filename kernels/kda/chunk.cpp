@@ -8,9 +8,6 @@
 
 #include "common/align.hpp"
 #include "kda/chunk_plan.hpp"
-#ifdef KPARITY_CHUNK_COMPOSED
-#include "kda/chunk_composed_plan.hpp"
-#endif
 #include "kda/support.hpp"
 #include "kparity/diagnostics/catalog_ids.hpp"
 #include "src/launch_util.hpp"
@@ -125,23 +122,11 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
                            "torch.int32, torch.int64");
   // The chain's form (ChunkForm) and the prep instance (ChunkPrep), from the environment (an A/B aid:
   // one build times and tests both); an unrecognised value refuses the call, naming it.
-#ifdef KPARITY_CHUNK_COMPOSED
-  // This build also has the composed form (KPARITY_CHUNK_COMPOSED); without it `composed` is refused
-  // as any unknown value.
-  static const EnvChoice form = env_choice(
-      "KPARITY_CHUNK_FORM", kChunkFormVerified,
-      {{"0", kChunkFormVerified}, {"spread", kChunkFormSpread}, {"composed", kChunkFormComposed}});
-  if (form.value < 0)
-    return not_implemented(kOp, kUnsupportedId, "KPARITY_CHUNK_FORM", form.text,
-                           "unset or 0 (the verified chain), spread (the spread chain, docs/kda_chunk_kernel.md 5), "
-                           "composed (4 chunks a chain step, docs/kda_chunk_composed.md 5)");
-#else
   static const EnvChoice form = env_choice("KPARITY_CHUNK_FORM", kChunkFormVerified,
                                            {{"0", kChunkFormVerified}, {"spread", kChunkFormSpread}});
   if (form.value < 0)
     return not_implemented(kOp, kUnsupportedId, "KPARITY_CHUNK_FORM", form.text,
                            "unset or 0 (the verified chain), spread (the spread chain, docs/kda_chunk_kernel.md 5)");
-#endif
   // The prep's default is auto (the specialised instance where the call fits): measured 2026-12-06 on an
   // H100 (bench/results/kda_prefill_2026-12-06b.md), the same workspace words as the generic instance on
   // every Chunk test and bench call under check, and 6-12% less time per call.
@@ -215,16 +200,6 @@ Status prepare_chunk(const ChunkArgs& a, cudaStream_t stream, const LaunchOption
   const std::int64_t ctas = p.N * p.HV * p.n_vtiles;
   plan.launch.grid = dim3(static_cast<unsigned>(ctas > 0 ? ctas : 0));
   plan.launch.smem_bytes = static_cast<std::size_t>(chunk_smem_bytes(p.K, p.vtile));
-#ifdef KPARITY_CHUNK_COMPOSED
-  if (p.form == kChunkFormComposed) {
-    // A group's tables take one shared buffer: K = 256 does not fit (chunk_composed_fits).
-    if (!chunk_composed_fits(p.K, p.vtile))
-      return not_implemented(kOp, kUnsupportedId, "K", std::to_string(p.K),
-                             "K <= 128 under KPARITY_CHUNK_FORM=composed (its shared memory, docs/kda_chunk_composed.md 5)");
-    p.ws_blk = chunk_composed_blk_floats(p.K, p.vtile, p.n_vtiles);  // + the mixing tables
-    plan.launch.smem_bytes = static_cast<std::size_t>(chunk_composed_smem_bytes(p.K, p.vtile));
-  }
-#endif
   plan.launch.stream = stream;
   return status;
 }

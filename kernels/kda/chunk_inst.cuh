@@ -8,10 +8,6 @@
 #include "kda/chunk_prep_kernel.cuh"
 #include "common/limits.hpp"
 #include "kda/support.hpp"
-#ifdef KPARITY_CHUNK_COMPOSED
-#include "kda/chunk_compose_kernel.cuh"
-#include "kda/chunk_composed_kernel.cuh"
-#endif
 
 namespace kparity::kernels::kda {
 
@@ -71,43 +67,12 @@ cudaError_t chunk_prep_all(const ChunkParams& p, cudaStream_t stream) {
   return cudaSuccess;
 }
 
-#ifdef KPARITY_CHUNK_COMPOSED
-// The composed form (docs/kda_chunk_composed.md section 5): the prep kernel (operands unrounded under
-// this form), the compose kernel (the group tables, in place), the composed chain.
-template <int K, int KS>
-DispatchResult chunk_composed_go(const ChunkParams& p, const Launch& l) {
-  if constexpr (!chunk_composed_fits(K, 64 / KS)) {
-    return dispatch_miss("K", std::to_string(K), "K <= 128 under KPARITY_CHUNK_FORM=composed");
-  } else {
-    if (const cudaError_t e = chunk_prep_all<K>(p, l.stream); e != cudaSuccess) return dispatched(e);
-    // One CTA per 64-token window (with cu_seqlens: of the packed axis) and value head.
-    auto compose = chunk_compose_kernel<K>;
-    constexpr std::size_t compose_bytes = 4 * chunk_compose_smem_floats(K);
-    static const cudaError_t compose_opt = chunk_opt_in(compose, compose_bytes);
-    if (compose_opt != cudaSuccess) return dispatched(compose_opt);
-    const std::int64_t GT = kChunkTokens * kComposeChunks;
-    const std::int64_t gx = p.has_cu ? (p.T + GT - 1) / GT : p.B * ((p.n_windows + kComposeChunks - 1) / kComposeChunks);
-    if (gx > 0) {
-      compose<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(p.HV)), kChunkThreads, compose_bytes, l.stream>>>(p);
-      if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return dispatched(e);
-    }
-    auto chain = chunk_composed_kernel<K, KS>;
-    static const cudaError_t chain_opt = chunk_opt_in(chain, l.smem_bytes);
-    if (chain_opt != cudaSuccess) return dispatched(chain_opt);
-    chain<<<l.grid, kChunkThreads, l.smem_bytes, l.stream>>>(p);
-    return dispatched(cudaSuccess);
-  }
-}
-#endif
 
 template <int K, int KS>
 DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
   if constexpr (K / KS < 8) {
     return dispatch_miss("vtile", std::to_string(p.vtile), "a tile that leaves each warp 8 channels");
   } else {
-#ifdef KPARITY_CHUNK_COMPOSED
-    if (p.form == kChunkFormComposed) return chunk_composed_go<K, KS>(p, l);
-#endif
     // Refused before anything runs (prepare_chunk has already refused any other form). K = 256 with
     // VT = 64 (KS = 1) is never planned (chunk_vtile keeps K = 256 split, and so does the
     // KPARITY_CHUNK_VTILE override): the spread form has no such instance (it spilled 60 bytes).

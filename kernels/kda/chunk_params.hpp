@@ -27,12 +27,6 @@ enum ChunkVec : int { kVecQ = 1, kVecK = 2, kVecG = 4, kVecV = 8 };
 // issues the copies, the output work spread over a column group's warps), not yet run on a GPU.
 // Both store the same bits.
 enum ChunkForm : int { kChunkFormVerified = 0, kChunkFormSpread = 1 };
-#ifdef KPARITY_CHUNK_COMPOSED
-// The composed form (KPARITY_CHUNK_COMPOSED builds only; docs/kda_chunk_composed.md): 4 chunks a
-// chain step, its tables formed by a third kernel between prep and chain. Not the same bits as the
-// other two: its own precision model (chunk_model's chunks_per_step = 4).
-inline constexpr int kChunkFormComposed = 2;
-#endif
 // Threads of a chain CTA: the 4 compute warps, and the spread form's producer warp.
 constexpr int chunk_chain_threads(bool spread) { return kChunkThreads + (spread ? 32 : 0); }
 

@@ -29,16 +29,6 @@
 
 namespace kparity::kernels::kda {
 
-#ifdef KPARITY_CHUNK_COMPOSED
-// The composed form (KPARITY_CHUNK_FORM=composed, docs/kda_chunk_composed.md section 5) scales -w,
-// Qg and Kd by decays before rounding them to tf32, as its model does (tests/gpu_kda/chunk_model.cpp,
-// chain_many: the fp32 values times the decays, then tf32): there the prep stores them unrounded and
-// the compose kernel (chunk_compose_kernel.cuh) rounds what it writes. Every other form: tf32 here.
-__device__ __forceinline__ float prep_operand(float x, bool unrounded) {
-  return unrounded ? x : __uint_as_float(chunk_dev::tf32(x));
-}
-#endif
-
 // One input's rows 0 .. L-1 of a chunk (tokens t0 + i, row i `st` elements after `row0`) of one
 // head, [.., n] with channel stride `sc`, widened exactly to fp32 into dst[i * pitch + c]; rows
 // L .. 15 are zeros. `fix` marks the gate input, whose real elements go through the gate function.
@@ -153,9 +143,6 @@ __global__ void __launch_bounds__(kChunkThreads, 4) chunk_prep_kernel(const Chun
     return p.has_lower_bound ? p.lower_bound * sigmoid(A_gate * x) : -A_gate * softplus(x);
   };
   const std::int64_t g_head = hv * p.g_sh;
-#ifdef KPARITY_CHUNK_COMPOSED
-  const bool unrounded = p.form == kChunkFormComposed;
-#endif
 
   // One chunk: tokens t0 .. t0 + L - 1 of batch row b (L <= 16; the missing slots are zeros), its
   // operand block `id`.
@@ -225,13 +212,8 @@ __global__ void __launch_bounds__(kChunkThreads, 4) chunk_prep_kernel(const Chun
       for (int i = 0; i < C; ++i) {
         const float kh = s_k[i * PK + c];
         const float eG = expf(Gc[i]);
-#ifdef KPARITY_CHUNK_COMPOSED
-        blk[kB.oQ + i * PWs + c] = i < L ? prep_operand(__fmul_rn(s_q[i * PK + c], eG), unrounded) : 0.f;
-        blk[kB.oD + i * PDs + c] = i < L ? prep_operand(__fmul_rn(kh, expf(Rs[i])), unrounded) : 0.f;
-#else
         blk[kB.oQ + i * PWs + c] = i < L ? __uint_as_float(tf32(__fmul_rn(s_q[i * PK + c], eG))) : 0.f;
         blk[kB.oD + i * PDs + c] = i < L ? __uint_as_float(tf32(__fmul_rn(kh, expf(Rs[i])))) : 0.f;
-#endif
         s_W[i * PK + c] = __fmul_rn(s_beta[i], __fmul_rn(kh, eG));
         const float d = __fsub_rn(Gc[i], ref);
         unsafe |= !(fabsf(d) <= kChunkSafeSpan);
@@ -315,11 +297,7 @@ __global__ void __launch_bounds__(kChunkThreads, 4) chunk_prep_kernel(const Chun
             if (4 * jq + e < i) acc = fmaf(-av[e], xs[4 * jq + e], acc);
         }
         xs[i] = acc;
-#ifdef KPARITY_CHUNK_COMPOSED
-        dst[i * pitch] = i < L ? (is_w ? prep_operand(-acc, unrounded) : acc) : 0.f;
-#else
         dst[i * pitch] = i < L ? (is_w ? __uint_as_float(tf32(-acc)) : acc) : 0.f;
-#endif
       }
     }
     // The next chunk of this CTA (several short sequences in one window) rewrites the tables.

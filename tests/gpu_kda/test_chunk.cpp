@@ -2,14 +2,12 @@
 // recipe of chunk_tolerance.hpp: random calls over every option, the gate extremes, long sequences,
 // every warp split, refusals that write nothing, CUDA-graph capture. Run with KPARITY_CHUNK_SIMT=1 too
 // (the kernel's fragment-layout emulation: docs/kda_chunk_kernel.md section 3), and with
-// KPARITY_CHUNK_FORM=composed in a KPARITY_CHUNK_COMPOSED build (docs/kda_chunk_composed.md section 5).
+// KPARITY_CHUNK_FORM=spread (the spread chain: the same bits, the same model).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
-#include <string_view>
 
 #include "chunk_case.hpp"
 #include "chunk_model.hpp"
@@ -46,28 +44,8 @@ struct Dev {
 
 kernels::LaunchOptions synced() { return kernels::LaunchOptions{ValidateOptions::upstream(), true}; }
 
-// The chain form the launcher runs (KPARITY_CHUNK_FORM, read once, as chunk.cpp reads it). The
-// composed form walks 4 chunks a chain step and its scalar model is chunk_model's chunks_per_step = 4
-// (its own tables and rounding); the verified and spread forms store the same bits, modelled at 1.
-bool composed_form() {
-  static const bool c = [] {
-    const char* e = std::getenv("KPARITY_CHUNK_FORM");
-    return e && std::string_view(e) == "composed";
-  }();
-  return c;
-}
-int model_chunks_per_step() { return composed_form() ? 4 : 1; }
-
 // Kernel, model and oracle on one call; the recipe of chunk_tolerance.hpp.
 void check(const ChunkHost& h) {
-  // The composed form has no K > 128 instance (its shared memory): refused before anything runs.
-  if (composed_form() && h.q.view().size(3) > 128) {
-    Dev d(h);
-    const Status s = kernels::kda::chunk(d.args(h), nullptr, synced());
-    ASSERT_FALSE(s.ok()) << h.tag << ": composed has no K > 128 instance";
-    EXPECT_EQ(s.first_error()->id, kparity::ids::kda_chunk_kernel_unsupported) << s.first_error()->message;
-    return;
-  }
   ChunkHost ker = h, model = h, oracle = h;
   {
     Dev d(h);
@@ -76,7 +54,7 @@ void check(const ChunkHost& h) {
     d.out.download(ker.out);
     d.fin.download(ker.fin);
   }
-  chunk_model(model.args(), ChunkModel::kernel, model_chunks_per_step());
+  chunk_model(model.args(), ChunkModel::kernel);
   reference::kda::chunk(oracle.args(), reference::Precision::oracle, ValidateOptions::upstream());
   EXPECT_TRUE(close(ker.out.view(), model.out.view(), oracle.out.view(), chunk_tol::vs_model(model.out.view()),
                     chunk_tol::kOracleFactor, h.tag + " out"));
@@ -85,9 +63,7 @@ void check(const ChunkHost& h) {
                       chunk_tol::kOracleFactor, h.tag + " final state"));
   if (h.q.numel() > 0) EXPECT_TRUE(nonzero(ker.out.view())) << h.tag << ": the kernel wrote nothing";
   // The house differential rule under the kernel's precision profile (kparity-chunk): what the CUDA
-  // campaign will judge it by. The profile describes one chunk a step; under composed it is kept as
-  // a looser check (the two models differ by tf32 flips, docs/kda_chunk_composed.md section 4): a
-  // failure here alone, with the model check above passing, says the profile must gain the tables.
+  // campaign will judge it by.
   ChunkHost prof = h;
   {
     reference::PrecisionProfileScope scope(reference::PrecisionProfile::kparity_chunk);
