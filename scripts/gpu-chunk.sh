@@ -13,6 +13,8 @@
 #            captures more)
 #   ncuforms every chunk kernel's duration (ncu, clocks as found, the quick bench) under each chain form
 #            (verified, spread) and prep instance (generic, auto): chunk-ncuforms-<form>-<prep>.csv
+#   overlap  bench/kda_chunk_overlap_bench: two independent calls (1x8192 and 1x32768 at H = 32, 1x8192 at
+#            H = 64) one after the other on one stream, then on two streams at once -> chunk-overlap.md
 #   ncusrc   Nsight Compute's SASS source page (per-instruction stall samples) of the chain and the
 #            prep kernel, one launch each (1x8192, H = 32), as CSV, with the full sections
 #   ncu      Nsight Compute (clocks not locked): every chunk kernel's duration over the quick bench
@@ -78,6 +80,12 @@ for ph in $phases; do
           --metrics gpu__time_duration.sum --csv build/bench/kda_prefill_bench --quick \
           > "$OUT/chunk-ncuforms-$f-$p.csv" 2>&1
       done
+      ;;
+    overlap)
+      # Two independent calls on one stream and on two (bench/kda_chunk_overlap_bench.cpp): the bound on
+      # what a phased launch (prep of the next token range beside the chain of this one) can gain.
+      timeout 120 build/bench/kda_chunk_overlap_bench 10 > "$OUT/chunk-overlap.md" 2>&1
+      echo "exit $?" >> "$OUT/chunk-overlap.md"
       ;;
     ncusrc)
       # Where each kernel's cycles go, instruction by instruction: one launch of the chain and one of
