@@ -67,7 +67,6 @@ cudaError_t chunk_prep_all(const ChunkParams& p, cudaStream_t stream) {
   return cudaSuccess;
 }
 
-
 template <int K, int KS>
 DispatchResult chunk_go(const ChunkParams& p, const Launch& l) {
   if constexpr (K / KS < 8) {

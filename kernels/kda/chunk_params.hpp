@@ -24,8 +24,9 @@ enum ChunkVec : int { kVecQ = 1, kVecK = 2, kVecG = 4, kVecV = 8 };
 
 // The chain kernel's form (chunk_kernel.cuh, docs/kda_chunk_kernel.md section 5), chosen per launch
 // (KPARITY_CHUNK_FORM, read in chunk.cpp): the GPU-verified form, or the spread form (a producer warp
-// issues the copies, the output work spread over a column group's warps), not yet run on a GPU.
-// Both store the same bits.
+// issues the copies, the output work spread over a column group's warps; its Chunk tests pass on an
+// H100, its sanitizer runs are pending: bench/results/kda_prefill_2026-12-06b.md). Both store the
+// same bits.
 enum ChunkForm : int { kChunkFormVerified = 0, kChunkFormSpread = 1 };
 // Threads of a chain CTA: the 4 compute warps, and the spread form's producer warp.
 constexpr int chunk_chain_threads(bool spread) { return kChunkThreads + (spread ? 32 : 0); }
