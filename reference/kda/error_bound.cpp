@@ -411,26 +411,26 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
         ld_run(x.q, {t, h, std::int64_t{0}}, 2, K, tok.q.data());
         ld_run(x.k, {t, h, std::int64_t{0}}, 2, K, tok.k.data());
         ld_run(x.v, {t, hv, std::int64_t{0}}, 2, V, tok.v.data());
+        if (x.g) ld_run(*x.g, {t, hv, std::int64_t{0}}, 2, K, tok.g.data());
+        else per_head_k_run(*x.a, t, hv, K, a_row.data());
+        const double bv = x.beta.at({t, hv});
+        // After a token with a non-finite input every bound of this head is 0, as zeros_like left
+        // it: the token's reads (checked as before), no arithmetic (issue 32 (3)).
+        if (!finite) continue;
         normalise(c, tok.q, tok.dq, x.use_qk_l2norm_in_kernel, scale, true);
         normalise(c, tok.k, tok.dk, x.use_qk_l2norm_in_kernel, 1.0, false);
-        if (x.g) {
-          ld_run(*x.g, {t, hv, std::int64_t{0}}, 2, K, tok.g.data());
-          std::fill(tok.dg.begin(), tok.dg.end(), 0.0);
-        } else {
-          per_head_k_run(*x.a, t, hv, K, a_row.data());
+        if (x.g) std::fill(tok.dg.begin(), tok.dg.end(), 0.0);
+        else
           for (std::int64_t i = 0; i < K; ++i) gate_bound_A(c, a_row[i] + bias[i], A, x.lower_bound, tok.g[i], tok.dg[i]);
-        }
         alpha_bound(c, tok);
-        const double bv = x.beta.at({t, hv});
         if (x.beta_is_logits) beta_from_logit(c, tok, bv);
         else tok.beta = bv, tok.dbeta = 0;
-        finite = finite && all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) &&
-                 std::isfinite(tok.beta);
+        finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) && std::isfinite(tok.beta);
+        if (!finite) continue;
         overflow = overflow || tok.overflow();
         prepare_rows(tok, rows);
         step_rows(c, ST, rho, tok, rows, d_o, row_finite, lanes);
-        for (std::int64_t j = 0; j < V; ++j)
-          out_b[flat(x.out, {t, hv, j})] = !finite ? 0.0 : overflow ? INFINITY : settle(d_o[j]);
+        for (std::int64_t j = 0; j < V; ++j) out_b[flat(x.out, {t, hv, j})] = overflow ? INFINITY : settle(d_o[j]);
       }
       if (fs_b)
         for (std::int64_t j = 0; j < V; ++j)
