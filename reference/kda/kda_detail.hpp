@@ -157,6 +157,21 @@ struct Token {
   R beta = 0;
 };
 
+// The fallback of a lane pass over the state (finish_lanes): after a few rows, the rows whose terms
+// have a non-finite factor are classified all at once (nonfinite_sums, exact_sum_of_products' value
+// for them), the others still summed one by one; a plain case's rare undecided row costs no pass.
+template <class Fallback>
+auto nonfinite_first(Fallback& fallback, std::size_t K, std::size_t V, const double* ST, const double* x, const double* e) {
+  return [=, &fallback, calls = std::size_t{0}, out = std::vector<double>(), special = std::vector<unsigned char>()](
+             std::size_t j) mutable -> double {
+    if (++calls == 4) {
+      out.resize(V), special.resize(V);
+      nonfinite_sums(static_cast<std::int64_t>(K), static_cast<std::int64_t>(V), ST, x, e, out.data(), special.data());
+    }
+    return calls >= 4 && special[j] ? out[j] : fallback(j);
+  };
+}
+
 // A.7 on the state of one value head, held transposed: ST[c * V + j] is S[j][c] (state_lanes.hpp),
 // in the normative order; returns o (V). Oracle: the state is a matrix of fp64 values; each sum over
 // it is exact and rounded once (v - S k in one, S + d k^T element by element with one fma), the
@@ -212,7 +227,8 @@ std::vector<R> recurrent_step(std::vector<R>& ST, const Token<R>& t, StateRange*
       lanes::dot2_scaled(K, V, ST.data(), V, t.alpha.data(), negk.data(), p.data(), s.data(), T.data(), ok.data(),
                          promise_decay);
       for (std::size_t j = 0; j < V; ++j) lanes::dot2_step(t.v[j], 1.0, p[j], s[j], T[j], ok[j]);
-      lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K + 1, 0.0, vmu.data(), v_minus_u);
+      lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K + 1, 0.0, vmu.data(),
+                          nonfinite_first(v_minus_u, K, V, ST.data(), negk.data(), t.v.data()));
       for (std::size_t j = 0; j < V; ++j) d[j] = t.beta * vmu[j];
       // 4. the rank-one update (fma, as update_rows_fused), fused with 5. the readout.
       std::fill(p.begin(), p.end(), -0.0), std::fill(s.begin(), s.end(), 0.0), std::fill(T.begin(), T.end(), 0.0);
@@ -222,7 +238,8 @@ std::vector<R> recurrent_step(std::vector<R>& ST, const Token<R>& t, StateRange*
       lanes::dot2_updated(K, V, ST.data(), V, d.data(), t.k_hat.data(), t.q_s.data(), p.data(), s.data(), T.data(), ok.data(),
                           promise_update);
       if (range) carry(*range, have_updated, updated);
-      lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K, 0.0, o.data(), readout);
+      lanes::finish_lanes(V, p.data(), s.data(), T.data(), ok.data(), K, 0.0, o.data(),
+                          nonfinite_first(readout, K, V, ST.data(), t.q_s.data(), nullptr));
       return o;
     }
     for (std::size_t j = 0; j < V; ++j) {

@@ -5,6 +5,8 @@
 #include "state_lanes.hpp"
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "../src/weighted_rows.hpp"
 
@@ -120,6 +122,58 @@ KPARITY_CLONES void decay_row_dots(std::int64_t K, std::int64_t V, const float* 
 KPARITY_CLONES void update_row_dots(std::int64_t K, std::int64_t V, const float* __restrict d, const float* __restrict k,
                                     float* __restrict ST, const float* __restrict x, float* __restrict out) {
   updated_row_dots<true>(K, V, k, d, ST, x, out);
+}
+
+// nonfinite_sums (state_lanes.hpp), the classification exact_sum_of_products makes when a factor is
+// not finite: its first loop then stops (such a product is NaN or infinite, outside its range), and
+// every term with a non-finite factor gives a * b: NaN with any NaN product or infinities of both
+// signs, else the infinity's sign; the finite terms are ignored. Here every row in a lane, with flags
+// of the double's width (issue 32 (3): a special-value case's rows fell back one by one, reading
+// their terms at stride V, twice).
+namespace {
+constexpr double kMax = std::numeric_limits<double>::max();
+// One term's flags, 0 or 1 in the lane of the term's row; bnf: whether b is not finite. Selects, not
+// branches (&&), so that the loop runs in vector lanes.
+inline void classify(double a, double b, std::int64_t bnf, std::int64_t& nan, std::int64_t& pos, std::int64_t& neg) {
+  const std::int64_t nf = bnf | (std::fabs(a) <= kMax ? 0 : 1);  // 1 for inf and NaN
+  const double p = a * b;
+  const std::int64_t is_nan = p != p ? 1 : 0, gt = p > 0 ? 1 : 0;
+  nan |= nf & is_nan;
+  pos |= nf & gt;
+  neg |= nf & (1 - is_nan) & (1 - gt);
+}
+}  // namespace
+
+KPARITY_CLONES void nonfinite_sums(std::int64_t K, std::int64_t V, const double* __restrict ST, const double* __restrict x,
+                                   const double* __restrict e, double* __restrict out, unsigned char* __restrict special) {
+  thread_local std::vector<std::int64_t> flags;
+  flags.assign(3 * static_cast<std::size_t>(V), 0);
+  std::int64_t* __restrict nan = flags.data();
+  std::int64_t* __restrict pos = nan + V;
+  std::int64_t* __restrict neg = pos + V;
+  // A NaN product decides its row (NaN): once every row has one, the other terms change nothing (a
+  // state left all NaN by a NaN k, or a NaN x, ends the pass at its first channel).
+  bool all_nan = false;
+  for (std::int64_t c = 0; c < K && !all_nan; ++c) {
+    const double* __restrict row = ST + c * V;
+    const double xc = x[c];
+    const std::int64_t bnf = std::fabs(xc) <= kMax ? 0 : 1;
+    std::int64_t every = 1;
+    for (std::int64_t j = 0; j < V; ++j) {
+      classify(row[j], xc, bnf, nan[j], pos[j], neg[j]);
+      every &= nan[j];
+    }
+    all_nan = every != 0;
+  }
+  if (e && !all_nan)
+    for (std::int64_t j = 0; j < V; ++j) classify(e[j], 1.0, 0, nan[j], pos[j], neg[j]);
+  for (std::int64_t j = 0; j < V; ++j) {
+    special[j] = static_cast<unsigned char>((nan[j] | pos[j] | neg[j]) != 0);
+    if (special[j])
+      out[j] = nan[j] || (pos[j] && neg[j]) ? std::numeric_limits<double>::quiet_NaN()
+               : pos[j]                     ? std::numeric_limits<double>::infinity()
+                                            : -std::numeric_limits<double>::infinity();
+  }
 }
 
 // The ring's terms of S_prev's rows (replayssm_decode_error_bound): for each entry e in order, every

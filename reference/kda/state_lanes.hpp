@@ -22,6 +22,13 @@ void row_dots(std::int64_t K, std::int64_t V, const float* ST, const float* x, f
 // the same updated ST and the same out (the faithful recurrence's steps 1-2 and 4-5).
 void decay_row_dots(std::int64_t K, std::int64_t V, const float* alpha, float* ST, const float* x, float* out);
 void update_row_dots(std::int64_t K, std::int64_t V, const float* d, const float* k, float* ST, const float* x, float* out);
+// The rows of an oracle sum over the channels whose terms have a non-finite factor: the terms of
+// row j are (ST[c][j], x[c]) for c < K, then (e[j], 1) where e is given. special[j] = 1 where a
+// factor is non-finite, and out[j] is then exact_sum_of_products' value of the row (IEEE 754 on the
+// products with a non-finite factor: NaN, +inf or -inf); elsewhere special[j] = 0 and out[j] is left
+// as it was (state_lanes.cpp says why it is the same value).
+void nonfinite_sums(std::int64_t K, std::int64_t V, const double* ST, const double* x, const double* e, double* out,
+                    unsigned char* special);
 // The ReplaySSM bound's ring terms of one S_prev row (error_bound.cpp; state_lanes.cpp says what).
 void ring_terms(std::int64_t K, std::int64_t mm, const double* d, std::int64_t rs, const double* da, const double* dd,
                 const double* kw, const double* dkw, const double* kwa, double* val, double* err, double* mag);
