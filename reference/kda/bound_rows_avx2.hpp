@@ -29,4 +29,14 @@ void bound_sweep2_avx2(std::size_t K, std::size_t V, std::size_t tiled, double* 
                        const double* al, const double* k, const double* qa, const double* d, double* ss2, double* sdq,
                        unsigned char* finite) noexcept;
 
+// Sweep 2 of one token and sweep 1 of the next (al2, dal2, k2, ka2: its factors) in one pass over
+// the rows (8-row tiles, d and rho_new read from memory: the twelve sums fill the registers): after
+// the update, sa = |sv| + rho_new[j] is sweep 2's s2a and the next sweep's sa (its rho is this
+// rho_new), and y = sv * al2[i]; each sum as in the two functions above, so the same bits; finite is
+// not computed. res holds the next token's v on entry.
+void bound_sweep21_avx2(std::size_t K, std::size_t V, std::size_t tiled, double* ST, const double* rho_new,
+                        const double* al, const double* k, const double* qa, const double* d, double* ss2, double* sdq,
+                        const double* al2, const double* dal2, const double* k2, const double* ka2, double one_u,
+                        double* sya, double* ssd, double* syk, double* res) noexcept;
+
 }  // namespace kparity::reference::kda::detail

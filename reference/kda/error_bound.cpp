@@ -51,7 +51,7 @@
 #include <string>
 
 #include "../sparse/lane_clones.hpp"
-#include "bound_rows_avx2.hpp"
+#include "bound_step.hpp"
 #include "kda_detail.hpp"
 #include "kparity/reference/elements.hpp"
 #include "kparity/reference/error_bound.hpp"
@@ -62,6 +62,8 @@ namespace kparity::reference::kda {
 namespace {
 
 using namespace detail;
+using bound::Ctx, bound::Tok, bound::TokRows, bound::RowLanes, bound::prepare_rows, bound::step_rows, bound::rows_begin,
+    bound::rows_end;
 
 constexpr double kInflate = 1 + 0x1p-20;
 constexpr double kHuge = 1e37;
@@ -86,11 +88,6 @@ double at4(const TensorView& v, std::int64_t i0, std::int64_t i1, std::int64_t i
   return elements::load_at(v, i0 * v.strides[0] + i1 * v.strides[1] + i2 * v.strides[2] + i3 * v.strides[3]);
 }
 
-double norm2(const std::vector<double>& x) {
-  double s = 0;
-  for (double e : x) s += e * e;
-  return std::sqrt(s) * (1 + 0x1p-40);
-}
 double dot_abs(const std::vector<double>& x, const std::vector<double>& y) {
   double s = 0;
   for (std::size_t i = 0; i < x.size(); ++i) s += std::fabs(x[i] * y[i]);
@@ -105,28 +102,6 @@ double settle(double b) {
   if (std::isnan(b)) return 0.0;
   return b >= kHuge ? INFINITY : b * kInflate;
 }
-
-// One token of one value head: exact values and the bounds of the backend's values.
-struct Tok {
-  std::vector<double> q, dq, k, dk, g, dg, alpha, dalpha, v;  // q: scaled q_s; k: k^
-  double beta = 0, dbeta = 0;
-  // An fp32 overflow the recipe sees coming (an infinite bound above): everything this token
-  // feeds gets +inf, set directly (inf * 0 in the bound arithmetic would read as NaN).
-  bool overflow() const {
-    auto any_inf = [](const std::vector<double>& v) {
-      return std::any_of(v.begin(), v.end(), [](double e) { return e == INFINITY; });
-    };
-    return any_inf(dq) || any_inf(dk) || any_inf(dg) || any_inf(dalpha);
-  }
-};
-
-struct Ctx {
-  const Fp32Model& m;
-  std::int64_t K = 0;
-  double u() const { return m.u; }
-  double t() const { return m.transcendental; }
-  double g_dot() const { return gamma_n(static_cast<double>(K + 2), m.u_acc); }
-};
 
 // q or k: optional l2 norm, then the scale (q only).
 void normalise(const Ctx& c, std::vector<double>& x, std::vector<double>& dx, bool l2, double scale, bool scaled) {
@@ -195,156 +170,6 @@ void beta_from_logit(const Ctx& c, Tok& tok, double b) {
   tok.dbeta = tok.beta * (c.t() + 2 * c.u()) * 1.01;
 }
 
-// What step_rows needs of a token that does not depend on the row: computed once per token, not
-// once per row (the same arithmetic in the same order, so the same bounds).
-struct TokRows {
-  std::vector<double> ka, qa;  // |k| + dk, |q| + dq
-  double kk = 0, amax = 0, n_ka = 0, n_dk = 0, n_q = 0, n_dq = 0;
-};
-void prepare_rows(const Tok& tok, TokRows& r) {
-  const std::size_t K = tok.k.size();
-  r.ka.resize(K), r.qa.resize(K);
-  r.kk = 0;
-  for (std::size_t i = 0; i < K; ++i) {
-    r.ka[i] = std::fabs(tok.k[i]) + tok.dk[i];
-    r.qa[i] = std::fabs(tok.q[i]) + tok.dq[i];
-    r.kk += tok.k[i] * tok.k[i];
-  }
-  r.amax = *std::max_element(tok.alpha.begin(), tok.alpha.end());
-  r.n_ka = norm2(r.ka), r.n_dk = norm2(tok.dk), r.n_q = norm2(tok.q), r.n_dq = norm2(tok.dq);
-}
-
-// The step of A.7 on every state row of a value head at once: the state transposed, ST[i * V + j] =
-// S[j][i] (exact, updated in place), rho[j] (row j's 2-norm bound, updated) and d_out[j] (the bound
-// of o_j); finite_out[j]: whether the updated row is all finite. `r`: prepare_rows(tok). Each lane j
-// is one row's recurrence with its sums over i in order (issue 25: rows in SIMD lanes, the loop of
-// step_row at c6c0638 row by row; the same operations per row, so the same bits). Scratch in L.
-struct RowLanes {
-  std::vector<double> sya, ssd, syk, res, d, ss2, sdq, rho_new;
-};
-// Compiled for AVX-512, AVX2 and the baseline, picked at run time (issue 32 B: it was a seventh of a
-// kernel-sized KDA case's host time in the baseline build's SSE2): its lanes are rows, each with its
-// operations in the same order, and the library builds with -ffp-contract=off, so every clone gives
-// the same bits.
-KPARITY_CLONES
-void step_rows(const Ctx& c, std::vector<double>& ST, std::vector<double>& rho, const Tok& tok, const TokRows& r,
-               std::vector<double>& d_out, std::vector<unsigned char>& finite_out, RowLanes& L) {
-  const double u = c.u();
-  const std::size_t K = tok.k.size(), V = tok.v.size();
-  for (auto* v : {&L.sya, &L.ssd, &L.syk, &L.ss2, &L.sdq}) v->assign(V, 0.0);
-  L.res.assign(tok.v.begin(), tok.v.end());
-  L.d.resize(V), L.rho_new.resize(V), d_out.resize(V), finite_out.assign(V, 1);
-  double* __restrict sya = L.sya.data();
-  double* __restrict ssd = L.ssd.data();
-  double* __restrict syk = L.syk.data();
-  double* __restrict res = L.res.data();
-  const double* __restrict rh = rho.data();
-  const double* __restrict al_ = tok.alpha.data();
-  const double* __restrict dal_ = tok.dalpha.data();
-  const double* __restrict k_ = tok.k.data();
-  const double* __restrict ka_ = r.ka.data();
-  // Rows in tiles of kTile lanes, each tile's sums over i kept in registers for the whole sweep
-  // (issue 32 (3): the row-at-a-time loop loaded and stored its four sums every element). Each
-  // lane still adds its terms in order i = 0, 1, ..., so the sums are the same bits; rows past the
-  // last whole tile take the plain loop.
-  constexpr std::size_t kTile = 16;
-  static const bool avx2 = bound_rows_avx2_preferred();  // then 8-row tiles (bound_rows_avx2.hpp)
-  const std::size_t tiled = V - V % (avx2 ? 8 : kTile);
-  if (avx2) bound_sweep1_avx2(K, V, tiled, ST.data(), rh, al_, dal_, k_, ka_, 1 + u, sya, ssd, syk, res);
-  for (std::size_t j0 = 0; !avx2 && j0 < tiled; j0 += kTile) {
-    double a_ya[kTile] = {}, a_sd[kTile] = {}, a_yk[kTile] = {}, a_res[kTile], rj[kTile];
-    for (std::size_t l = 0; l < kTile; ++l) a_res[l] = res[j0 + l], rj[l] = rh[j0 + l];
-    for (std::size_t i = 0; i < K; ++i) {
-      const double* __restrict row = ST.data() + i * V + j0;
-      const double al = al_[i], dal = dal_[i], ki = k_[i], kai = ka_[i];
-      for (std::size_t l = 0; l < kTile; ++l) {
-        const double sa = std::fabs(row[l]) + rj[l];
-        const double ya = sa * (al + dal) * (1 + u);
-        const double sdal = sa * dal;
-        const double y = row[l] * al;
-        a_ya[l] += ya * ya;
-        a_sd[l] += sdal * sdal;
-        a_yk[l] += std::fabs(ya * kai);
-        a_res[l] -= y * ki;
-      }
-    }
-    for (std::size_t l = 0; l < kTile; ++l)
-      sya[j0 + l] = a_ya[l], ssd[j0 + l] = a_sd[l], syk[j0 + l] = a_yk[l], res[j0 + l] = a_res[l];
-  }
-  for (std::size_t i = 0; i < K && tiled < V; ++i) {
-    const double* __restrict row = ST.data() + i * V;
-    const double al = tok.alpha[i], dal = tok.dalpha[i], ki = tok.k[i], kai = r.ka[i];
-    for (std::size_t j = tiled; j < V; ++j) {
-      const double sa = std::fabs(row[j]) + rh[j];
-      const double ya = sa * (al + dal) * (1 + u);
-      const double sdal = sa * dal;
-      const double y = row[j] * al;
-      sya[j] += ya * ya;
-      ssd[j] += sdal * sdal;
-      syk[j] += std::fabs(ya * kai);
-      res[j] -= y * ki;
-    }
-  }
-  const double ba = tok.beta + tok.dbeta;
-  for (std::size_t j = 0; j < V; ++j) {
-    const double n_ya = std::sqrt(sya[j]) * (1 + 0x1p-40), dy = std::sqrt(ssd[j]) * (1 + 0x1p-40) + u * n_ya;
-    const double yk = syk[j];
-    const double ra = std::fabs(tok.v[j]) + yk;
-    const double du = dy * r.n_ka + n_ya * r.n_dk + c.g_dot() * yk;
-    const double da = ba * ra * (1 + u);
-    const double dd = tok.dbeta * ra + ba * (du + u * ra) + u * da;
-    const double lin = rho[j] * r.amax * std::max(1.0, std::fabs(1 - tok.beta * r.kk));
-    L.rho_new[j] = lin + dy + dd * r.n_ka + da * r.n_dk + 2 * u * (n_ya + da * r.n_ka);
-    L.d[j] = tok.beta * res[j];
-  }
-  double* __restrict ss2 = L.ss2.data();
-  double* __restrict sdq = L.sdq.data();
-  const double* __restrict dj = L.d.data();
-  const double* __restrict rn = L.rho_new.data();
-  const double* __restrict qa_ = r.qa.data();
-  unsigned char* __restrict fin = finite_out.data();
-  // The update and the output's sums, tiled the same way (same order per lane). Whether a row stays
-  // finite is a sum of sv - sv (0, or NaN from the first inf or NaN on): arithmetic the compiler
-  // keeps in vector lanes, where a flag array kept the loop scalar.
-  if (avx2) bound_sweep2_avx2(K, V, tiled, ST.data(), rn, al_, k_, qa_, dj, ss2, sdq, fin);
-  for (std::size_t j0 = 0; !avx2 && j0 < tiled; j0 += kTile) {
-    double a_s2[kTile] = {}, a_dq[kTile] = {}, a_nf[kTile] = {}, dl[kTile], rl[kTile];
-    for (std::size_t l = 0; l < kTile; ++l) dl[l] = dj[j0 + l], rl[l] = rn[j0 + l];
-    for (std::size_t i = 0; i < K; ++i) {
-      double* __restrict row = ST.data() + i * V + j0;
-      const double al = al_[i], ki = k_[i], qai = qa_[i];
-      for (std::size_t l = 0; l < kTile; ++l) {
-        const double y = row[l] * al;
-        const double sv = y + dl[l] * ki;
-        row[l] = sv;
-        a_nf[l] += sv - sv;
-        const double s2a = std::fabs(sv) + rl[l];
-        a_s2[l] += s2a * s2a;
-        a_dq[l] += std::fabs(s2a * qai);
-      }
-    }
-    for (std::size_t l = 0; l < kTile; ++l)
-      ss2[j0 + l] = a_s2[l], sdq[j0 + l] = a_dq[l], fin[j0 + l] = static_cast<unsigned char>(a_nf[l] == 0);
-  }
-  for (std::size_t i = 0; i < K && tiled < V; ++i) {
-    double* __restrict row = ST.data() + i * V;
-    const double al = tok.alpha[i], ki = tok.k[i], qai = r.qa[i];
-    for (std::size_t j = tiled; j < V; ++j) {
-      const double y = row[j] * al;
-      const double sv = y + dj[j] * ki;
-      row[j] = sv;
-      fin[j] &= static_cast<unsigned char>(std::isfinite(sv));
-      const double s2a = std::fabs(sv) + rn[j];
-      ss2[j] += s2a * s2a;
-      sdq[j] += std::fabs(s2a * qai);
-    }
-  }
-  for (std::size_t j = 0; j < V; ++j) {
-    rho[j] = L.rho_new[j];
-    d_out[j] = rho[j] * r.n_q + std::sqrt(ss2[j]) * (1 + 0x1p-40) * r.n_dq + c.g_dot() * sdq[j];
-  }
-}
-
 // One token of a decode op (B.0): row r, value head hv, from mixed_qkv, the gate inputs and b.
 template <class Args>
 Tok decode_token(const Ctx& c, const Args& x, std::int64_t r, std::int64_t hv, std::int64_t H, std::int64_t V) {
@@ -388,7 +213,7 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
     for (std::size_t n = 0; n < cu.size(); ++n) cu[n] = x.cu_seqlens->at_int({static_cast<std::int64_t>(n)});
   }
   const double scale = x.scale ? *x.scale : 1.0 / std::sqrt(static_cast<double>(K));
-  TokRows rows;
+  TokRows trs[2];
   RowLanes lanes;
   std::vector<double> d_o;
   std::vector<unsigned char> row_finite;
@@ -402,12 +227,20 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
       // A token's rows read as runs (ld_run: the same values as at() an element, checked once), the
       // bias row and exp(A_log) once per head, the token's vectors reused (every field is rewritten
       // each token). Issue 32 (3): per-element loads and A_log's exp were 8% of the bound.
-      Tok tok;
-      tok.q.resize(K), tok.k.resize(K), tok.g.resize(K), tok.dg.resize(K), tok.v.resize(V);
+      // Two tokens in turn: t's, and t - 1's, whose step ends in the sweep that begins t's (rows_end).
+      Tok toks[2];
+      for (Tok& tk : toks) tk.q.resize(K), tk.k.resize(K), tk.g.resize(K), tk.dg.resize(K), tk.v.resize(V);
+      std::int64_t pend = -1;  // the token whose step is under way, if any
+      auto end_step = [&](const Tok* next, const TokRows* rn) {
+        rows_end(c, ST, rho, toks[pend & 1], trs[pend & 1], d_o, row_finite, lanes, next, rn);
+        for (std::int64_t j = 0; j < V; ++j) out_b[flat(x.out, {pend, hv, j})] = settle(d_o[j]);
+        pend = -1;
+      };
       std::vector<double> a_row(static_cast<std::size_t>(x.g ? 0 : K)), bias(a_row.size());
       const double A = x.g ? 0.0 : std::exp(x.A_log->at({hv}));
       if (!x.g) bias_run(*x.dt_bias, hv, K, bias.data());
       for (std::int64_t t = cu[n]; t < cu[n + 1]; ++t) {
+        Tok& tok = toks[t & 1];
         ld_run(x.q, {t, h, std::int64_t{0}}, 2, K, tok.q.data());
         ld_run(x.k, {t, h, std::int64_t{0}}, 2, K, tok.k.data());
         ld_run(x.v, {t, hv, std::int64_t{0}}, 2, V, tok.v.data());
@@ -426,12 +259,17 @@ ErrorBounds recurrent_error_bound(const RecurrentArgs& x, const Fp32Model& m) {
         if (x.beta_is_logits) beta_from_logit(c, tok, bv);
         else tok.beta = bv, tok.dbeta = 0;
         finite = all_finite(tok.q) && all_finite(tok.k) && all_finite(tok.alpha) && all_finite(tok.v) && std::isfinite(tok.beta);
-        if (!finite) continue;
-        overflow = overflow || tok.overflow();
-        prepare_rows(tok, rows);
-        step_rows(c, ST, rho, tok, rows, d_o, row_finite, lanes);
-        for (std::int64_t j = 0; j < V; ++j) out_b[flat(x.out, {t, hv, j})] = overflow ? INFINITY : settle(d_o[j]);
+        overflow = overflow || (finite && tok.overflow());
+        // A token after an fp32 overflow gets +inf, one with a non-finite input 0: no step either way.
+        const bool live = finite && !overflow;
+        if (live) prepare_rows(tok, trs[t & 1]);
+        if (pend >= 0) end_step(live ? &tok : nullptr, live ? &trs[t & 1] : nullptr);
+        else if (live) rows_begin(c, ST, rho, tok, trs[t & 1], lanes);
+        if (live) pend = t;
+        else if (finite)
+          for (std::int64_t j = 0; j < V; ++j) out_b[flat(x.out, {t, hv, j})] = INFINITY;
       }
+      if (pend >= 0) end_step(nullptr, nullptr);
       if (fs_b)
         for (std::int64_t j = 0; j < V; ++j)
           for (std::int64_t i = 0; i < K; ++i)
