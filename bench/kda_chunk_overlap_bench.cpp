@@ -18,8 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <vector>
 
+#include "common/device_buf.hpp"
 #include "common/gpu_bench.hpp"
 #include "kparity/kernels/kda.hpp"
 
@@ -29,17 +29,7 @@ using bench::check;
 
 constexpr std::int64_t K = 128, V = 128;
 
-struct Buf {
-  void* p = nullptr;
-  Buf(std::size_t n, DType t, float lo, float hi, unsigned seed) {
-    check(cudaMalloc(&p, n * dtype_size(t)), "malloc");
-    const int code = t == DType::f32 ? 0 : t == DType::f16 ? 1 : t == DType::bf16 ? 2 : -1;
-    if (code >= 0) bench::fill_uniform(p, n, code, lo, hi, seed);
-  }
-  Buf(const Buf&) = delete;
-  ~Buf() { cudaFree(p); }
-  TensorView view(DType t, Shape s) const { return TensorView(p, t, s, Device::cuda(0)); }
-};
+using Buf = bench::DeviceBuf;
 
 // One call's buffers and arguments (a sequence of T tokens, H = HV heads).
 struct Call {
@@ -72,29 +62,6 @@ struct Call {
     a.out = out->view(DType::bf16, {1, T, H, V});
   }
 };
-
-// Median milliseconds of `enqueue` (which may fork to s2 after an event on s1 and must join back),
-// timed by events on s1.
-template <class F>
-double median_ms(int reps, cudaStream_t s1, F enqueue) {
-  cudaEvent_t e0, e1;
-  check(cudaEventCreate(&e0), "event");
-  check(cudaEventCreate(&e1), "event");
-  std::vector<float> t;
-  for (int r = 0; r < reps + 2; ++r) {
-    check(cudaEventRecord(e0, s1), "record");
-    enqueue();
-    check(cudaEventRecord(e1, s1), "record");
-    check(cudaEventSynchronize(e1), "sync");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    if (r >= 2) t.push_back(ms);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 void launch(const Call& c, cudaStream_t s) {
   const kernels::LaunchOptions fast{ValidateOptions::upstream(), false};
@@ -131,19 +98,26 @@ int main(int argc, char** argv) {
   for (const auto& sh : shapes) {
     const Call a(sh.T, sh.H, 10), b(sh.T, sh.H, 20);
     check(cudaDeviceSynchronize(), "fill");
-    const double one = median_ms(reps, s1, [&] { launch(a, s1); });
-    const double serial = median_ms(reps, s1, [&] {
-      launch(a, s1);
-      launch(b, s1);
-    });
-    const double paired = median_ms(reps, s1, [&] {
-      check(cudaEventRecord(fork, s1), "fork");
-      check(cudaStreamWaitEvent(s2, fork), "fork");
-      launch(a, s1);
-      launch(b, s2);
-      check(cudaEventRecord(join, s2), "join");
-      check(cudaStreamWaitEvent(s1, join), "join");
-    });
+    const double one = bench::median_ms(reps, [&] { launch(a, s1); }, s1);
+    const double serial = bench::median_ms(
+        reps,
+        [&] {
+          launch(a, s1);
+          launch(b, s1);
+        },
+        s1);
+    // Forked from s1 and joined back to it, so that s1's events time both.
+    const double paired = bench::median_ms(
+        reps,
+        [&] {
+          check(cudaEventRecord(fork, s1), "fork");
+          check(cudaStreamWaitEvent(s2, fork), "fork");
+          launch(a, s1);
+          launch(b, s2);
+          check(cudaEventRecord(join, s2), "join");
+          check(cudaStreamWaitEvent(s1, join), "join");
+        },
+        s1);
     std::printf("| 1x%lld | %lld | %.3f | %.3f | %.3f | %.2fx |\n", static_cast<long long>(sh.T),
                 static_cast<long long>(sh.H), one, serial, paired, paired / one);
   }

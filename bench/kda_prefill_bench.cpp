@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/device_buf.hpp"
 #include "common/gpu_bench.hpp"
 #include "kparity/kernels/kda.hpp"
 
@@ -23,17 +24,7 @@ using bench::check;
 
 constexpr std::int64_t K = 128, V = 128;
 
-struct Buf {
-  void* p = nullptr;
-  Buf(std::size_t n, DType t, float lo, float hi, unsigned seed) {
-    check(cudaMalloc(&p, n * dtype_size(t)), "malloc");
-    const int code = t == DType::f32 ? 0 : t == DType::f16 ? 1 : t == DType::bf16 ? 2 : -1;
-    if (code >= 0) bench::fill_uniform(p, n, code, lo, hi, seed);
-  }
-  Buf(const Buf&) = delete;
-  ~Buf() { cudaFree(p); }
-  TensorView view(DType t, Shape s) const { return TensorView(p, t, s, Device::cuda(0)); }
-};
+using Buf = bench::DeviceBuf;
 
 // Useful FLOPs of the chunked algorithm per token and value head (chunks of C = 16): the three state
 // products 6KV, A_kk and A_qk 4CK, the two substitutions C(K + V), A_qk v_new 2CV... written as one

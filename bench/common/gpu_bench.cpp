@@ -70,15 +70,15 @@ double median_us_per_call_eager(const std::function<void(int, cudaStream_t)>& en
   return us;
 }
 
-double median_ms(int reps, const std::function<void()>& op) {
+double median_ms(int reps, const std::function<void()>& op, cudaStream_t stream) {
   cudaEvent_t a, b;
   check(cudaEventCreate(&a), "event");
   check(cudaEventCreate(&b), "event");
   std::vector<float> t;
   for (int r = 0; r < reps + 2; ++r) {  // two warm-up runs
-    check(cudaEventRecord(a), "record");
+    check(cudaEventRecord(a, stream), "record");
     op();
-    check(cudaEventRecord(b), "record");
+    check(cudaEventRecord(b, stream), "record");
     check(cudaEventSynchronize(b), "sync");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, a, b), "elapsed");

@@ -23,8 +23,9 @@ double copy_gbps(std::size_t bytes, int reps);
 // of two buffer placements): the ceiling of a read-dominated kernel such as the ReplaySSM decode.
 double read_gbps(std::size_t bytes, int reps);
 
-// Median milliseconds of op() on the default stream over `reps` runs after two warm-up runs.
-double median_ms(int reps, const std::function<void()>& op);
+// Median milliseconds of op() over `reps` runs after two warm-up runs, timed by events on `stream`
+// (the default stream unless given; op must leave all its work ordered before that stream's next event).
+double median_ms(int reps, const std::function<void()>& op, cudaStream_t stream = nullptr);
 
 // Fills a device buffer with uniform values in [lo, hi) of the given dtype code (kparity DtCode).
 void fill_uniform(void* p, std::size_t n, int dt_code, float lo, float hi, unsigned seed);
